@@ -1,0 +1,1 @@
+"""The SQL core: connections, the embedded default server, migrations."""
