@@ -27,8 +27,11 @@ EXIT_NOT_RUNNING = 3
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="charter: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="charter: %(message)s",
+        stream=sys.stderr,
+    )
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
@@ -41,12 +44,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="charter", description="Durable, contracted workflows that live in PostgreSQL.")
-    parser.add_argument("--version", action="version",
-                        version=f"charter {metadata.version('charter')}")
-    parser.add_argument("--database-url", metavar="URL",
-                        help="PostgreSQL to use (default: $CHARTER_DATABASE_URL, else the "
-                             "embedded server)")
+        prog="charter", description="Durable, contracted workflows that live in PostgreSQL."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"charter {metadata.version('charter')}"
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="PostgreSQL to use (default: $CHARTER_DATABASE_URL, else the embedded server)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
@@ -54,20 +61,23 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
 
     migrate = commands.add_parser("migrate", help="install or upgrade schema charter")
-    migrate.add_argument("--dry-run", action="store_true",
-                         help="list what would be applied, change nothing")
+    migrate.add_argument(
+        "--dry-run", action="store_true", help="list what would be applied, change nothing"
+    )
     migrate.set_defaults(handler=_migrate)
 
     db = commands.add_parser("db", help="the database charter uses")
     db_commands = db.add_subparsers(title="db commands", required=True, metavar="ACTION")
-    db_commands.add_parser("status", help="where the database is and whether it runs") \
-        .set_defaults(handler=_db_status)
-    db_commands.add_parser("url", help="print the connection URL (starts the embedded "
-                           "server if needed)").set_defaults(handler=_db_url)
-    db_commands.add_parser("start", help="start the embedded server") \
-        .set_defaults(handler=_db_start)
-    db_commands.add_parser("stop", help="stop the embedded server") \
-        .set_defaults(handler=_db_stop)
+    db_commands.add_parser("status", help="where the database is and whether it runs").set_defaults(
+        handler=_db_status
+    )
+    db_commands.add_parser(
+        "url", help="print the connection URL (starts the embedded server if needed)"
+    ).set_defaults(handler=_db_url)
+    db_commands.add_parser("start", help="start the embedded server").set_defaults(
+        handler=_db_start
+    )
+    db_commands.add_parser("stop", help="stop the embedded server").set_defaults(handler=_db_stop)
     return parser
 
 
@@ -75,8 +85,11 @@ def _target(args: argparse.Namespace) -> connection.DatabaseTarget:
     target = connection.resolve(args.database_url)
     assert target is not None  # resolve() starts the embedded server when needed
     if target.embedded is not None:
-        log.info("using charter's embedded PostgreSQL %s in %s",
-                 target.embedded.version, target.embedded.data_dir)
+        log.info(
+            "using charter's embedded PostgreSQL %s in %s",
+            target.embedded.version,
+            target.embedded.data_dir,
+        )
     return target
 
 
@@ -92,9 +105,11 @@ def _migrate(args: argparse.Namespace) -> int:
             return 0
         report = migrations.migrate(conn)
     if report.changed:
-        out.print(f"schema charter migrated to version {report.version} "
-                  f"({len(report.applied)} migrations, {len(report.reapplied)} function and "
-                  "trigger files applied)")
+        out.print(
+            f"schema charter migrated to version {report.version} "
+            f"({len(report.applied)} migrations, {len(report.reapplied)} function and "
+            "trigger files applied)"
+        )
     else:
         out.print(f"schema charter is up to date at version {report.version}")
     return 0
@@ -105,8 +120,10 @@ def _demo(args: argparse.Namespace) -> int:
     with connection.connect(target) as conn:
         report = migrations.migrate(conn)
         server_version = conn.execute("SHOW server_version").fetchone()
-    out.print(f"database: {target.display} ({target.source}), PostgreSQL "
-              f"{server_version[0] if server_version else '?'}")
+    out.print(
+        f"database: {target.display} ({target.source}), PostgreSQL "
+        f"{server_version[0] if server_version else '?'}"
+    )
     out.print(f"schema charter at version {report.version}")
     return 0
 
@@ -116,20 +133,29 @@ def _db_status(args: argparse.Namespace) -> int:
     if target is None:
         data_dir = embedded.default_data_dir()
         state = "initialized" if (data_dir / "PG_VERSION").exists() else "not created yet"
-        out.print(f"embedded PostgreSQL: not running\ndata directory: {data_dir} ({state})\n"
-                  "start it with `charter db start` (any charter command starts it on use)")
+        out.print(
+            f"embedded PostgreSQL: not running\ndata directory: {data_dir} ({state})\n"
+            "start it with `charter db start` (any charter command starts it on use)"
+        )
         return EXIT_NOT_RUNNING
     with connection.connect(target) as conn:
         version = conn.execute("SHOW server_version").fetchone()
         schema_version = migrations.current_version(conn)
-    lines = [f"database: {target.display} ({target.source})",
-             f"PostgreSQL {version[0] if version else '?'}"]
+    lines = [
+        f"database: {target.display} ({target.source})",
+        f"PostgreSQL {version[0] if version else '?'}",
+    ]
     if target.embedded is not None:
-        lines += [f"embedded server: running (pid {target.embedded.pid})",
-                  f"data directory: {target.embedded.data_dir}",
-                  f"log: {target.embedded.log_file}"]
-    lines.append(f"schema charter: version {schema_version}" if schema_version
-                 else "schema charter: not installed (run `charter migrate`)")
+        lines += [
+            f"embedded server: running (pid {target.embedded.pid})",
+            f"data directory: {target.embedded.data_dir}",
+            f"log: {target.embedded.log_file}",
+        ]
+    lines.append(
+        f"schema charter: version {schema_version}"
+        if schema_version
+        else "schema charter: not installed (run `charter migrate`)"
+    )
     out.print("\n".join(lines))
     return 0
 
@@ -141,8 +167,9 @@ def _db_url(args: argparse.Namespace) -> int:
 
 def _db_start(args: argparse.Namespace) -> int:
     server = embedded.ensure_running()
-    out.print(f"embedded PostgreSQL {server.version} running (pid {server.pid}) in "
-              f"{server.data_dir}")
+    out.print(
+        f"embedded PostgreSQL {server.version} running (pid {server.pid}) in {server.data_dir}"
+    )
     return 0
 
 

@@ -34,8 +34,9 @@ class DatabaseTarget:
         return redact(self.url)
 
 
-def resolve(database_url: str | None = None, *, start_embedded: bool = True,
-            source: str = "--database-url") -> DatabaseTarget | None:
+def resolve(
+    database_url: str | None = None, *, start_embedded: bool = True, source: str = "--database-url"
+) -> DatabaseTarget | None:
     """Pick the database to use. Returns None only when nothing is configured and
     ``start_embedded`` is False while the embedded server is not running."""
     if database_url:
@@ -49,8 +50,9 @@ def resolve(database_url: str | None = None, *, start_embedded: bool = True,
     return DatabaseTarget(server.url(), "embedded", server)
 
 
-def connect(target: DatabaseTarget | str, *, autocommit: bool = True,
-            **kwargs: Any) -> psycopg.Connection[Any]:
+def connect(
+    target: DatabaseTarget | str, *, autocommit: bool = True, **kwargs: Any
+) -> psycopg.Connection[Any]:
     """Open a connection, checking the server is PostgreSQL 15 or newer."""
     if isinstance(target, str):
         target = DatabaseTarget(_validated(target, "database_url"), "database_url")
@@ -59,7 +61,7 @@ def connect(target: DatabaseTarget | str, *, autocommit: bool = True,
     params.setdefault("application_name", "charter")
     params.update(kwargs)
     try:
-        conn = psycopg.connect(conninfo.make_conninfo(**params), autocommit=autocommit)
+        conn = psycopg.connect(conninfo.make_conninfo("", **params), autocommit=autocommit)
     except psycopg.OperationalError as exc:
         raise DatabaseUnreachableError(_unreachable_message(target, exc)) from None
     try:
@@ -110,10 +112,16 @@ def _unreachable_message(target: DatabaseTarget, exc: psycopg.OperationalError) 
     if not reason.endswith(("?", "!")):
         reason += "."
     if target.source == "embedded":
-        fix = ("Run `charter db status` to check charter's embedded server, or "
-               "`charter db stop` and try again.")
+        fix = (
+            "Run `charter db status` to check charter's embedded server, or "
+            "`charter db stop` and try again."
+        )
     else:
-        fix = (f"Check that the server is running and that {target.source} is right, or "
-               "unset CHARTER_DATABASE_URL to use charter's embedded PostgreSQL.")
-    return (f"charter could not connect to PostgreSQL at {target.display} "
-            f"(from {target.source}): {reason} {fix}")
+        fix = (
+            f"Check that the server is running and that {target.source} is right, or "
+            "unset CHARTER_DATABASE_URL to use charter's embedded PostgreSQL."
+        )
+    return (
+        f"charter could not connect to PostgreSQL at {target.display} "
+        f"(from {target.source}): {reason} {fix}"
+    )

@@ -101,8 +101,9 @@ def status(data_dir: Path | None = None) -> EmbeddedServer | None:
     return _running_server(data_dir)
 
 
-def ensure_running(data_dir: Path | None = None, *, port: int | None = None,
-                   settings: dict[str, str] | None = None) -> EmbeddedServer:
+def ensure_running(
+    data_dir: Path | None = None, *, port: int | None = None, settings: dict[str, str] | None = None
+) -> EmbeddedServer:
     """Start the embedded server of ``data_dir`` unless it is running; return it.
 
     ``settings`` are extra ``postgresql.conf`` parameters for a new start (tests use
@@ -204,8 +205,16 @@ def _initdb(data_dir: Path) -> None:
     _prepare_for_system_user(data_dir)
     try:
         _run(
-            [str(bin_dir() / "initdb"), "-D", str(data_dir), "--auth=trust",
-             "--encoding=UTF8", "--no-locale", "-U", SUPERUSER],
+            [
+                str(bin_dir() / "initdb"),
+                "-D",
+                str(data_dir),
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-locale",
+                "-U",
+                SUPERUSER,
+            ],
             user=_system_user(),
         )
     except subprocess.CalledProcessError as exc:
@@ -229,8 +238,10 @@ def _start(data_dir: Path, port: int | None, settings: dict[str, str]) -> None:
     options = [f"-c {name}={shlex.quote(value)}" for name, value in parameters.items()]
     log = data_dir / "server.log"
     try:
-        _pg_ctl(data_dir, ["-w", "-t", str(_START_TIMEOUT_S), "-l", str(log),
-                           "-o", " ".join(options), "start"])
+        _pg_ctl(
+            data_dir,
+            ["-w", "-t", str(_START_TIMEOUT_S), "-l", str(log), "-o", " ".join(options), "start"],
+        )
     except EmbeddedDatabaseError:
         text = log.read_text(errors="replace") if log.exists() else ""
         if "Address already in use" in text and port is not None:
@@ -279,14 +290,18 @@ def _ensure_database(server: EmbeddedServer) -> None:
 
 def _pg_ctl(data_dir: Path, args: list[str]) -> str:
     try:
-        return _run([str(bin_dir() / "pg_ctl"), "-D", str(data_dir), *args],
-                    user=_system_user(), timeout=_START_TIMEOUT_S + 10)
+        return _run(
+            [str(bin_dir() / "pg_ctl"), "-D", str(data_dir), *args],
+            user=_system_user(),
+            timeout=_START_TIMEOUT_S + 10,
+        )
     except subprocess.CalledProcessError as exc:
         detail = (exc.stderr or exc.stdout or "").strip()
-        raise EmbeddedDatabaseError(_log_hint(data_dir, f"pg_ctl {args[-1]} failed: {detail}"))
+        raise EmbeddedDatabaseError(
+            _log_hint(data_dir, f"pg_ctl {args[-1]} failed: {detail}")
+        ) from None
     except subprocess.TimeoutExpired:
-        raise EmbeddedDatabaseError(_log_hint(data_dir, f"pg_ctl {args[-1]} timed out")) \
-            from None
+        raise EmbeddedDatabaseError(_log_hint(data_dir, f"pg_ctl {args[-1]} timed out")) from None
 
 
 def _log_hint(data_dir: Path, what: str) -> str:
@@ -307,9 +322,16 @@ def _run(cmd: list[str], *, user: str | None = None, timeout: float = 120) -> st
     if user is not None:  # drop root's groups too, or group permission bits deny access
         entry = pwd.getpwnam(user)
         identity = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
-    result = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout,
-                            stdin=subprocess.DEVNULL, **identity)  # type: ignore[call-overload]
-    return result.stdout
+    result = subprocess.run(
+        cmd,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        **identity,
+    )  # type: ignore[call-overload]
+    return str(result.stdout)
 
 
 def _system_user() -> str | None:
@@ -324,8 +346,7 @@ def _prepare_for_system_user(data_dir: Path) -> None:
         pwd.getpwnam(SYSTEM_USER)
     except KeyError:
         useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        _run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-              SYSTEM_USER])
+        _run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER])
     for path in [data_dir, *data_dir.parents, *bin_dir().parents]:
         mode = path.stat().st_mode
         if mode & 0o005 != 0o005:  # others need traverse (and read, for the binaries)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, LiteralString, cast
+from typing import Any
 
 import psycopg
 
@@ -57,9 +57,9 @@ def sql_dir() -> Traversable:
     return resources.files("charter.db").joinpath("sql")
 
 
-def load_files(source: Traversable | Path | None = None) -> list[SqlFile]:
+def load_files(source: Traversable | Path | str | None = None) -> list[SqlFile]:
     """Every migration, then every repeatable file, in the order they are applied."""
-    root = source if source is not None else sql_dir()
+    root = sql_dir() if source is None else Path(source) if isinstance(source, str) else source
     files: list[SqlFile] = []
     seen_versions: dict[str, str] = {}
     for entry in _sorted_sql(root.joinpath("migrations")):
@@ -83,8 +83,9 @@ def load_files(source: Traversable | Path | None = None) -> list[SqlFile]:
     return files
 
 
-def migrate(conn: psycopg.Connection[Any], *,
-            source: Traversable | Path | None = None) -> MigrationReport:
+def migrate(
+    conn: psycopg.Connection[Any], *, source: Traversable | Path | str | None = None
+) -> MigrationReport:
     """Install or upgrade schema ``charter``. Idempotent and safe to run concurrently."""
     files = load_files(source)
     report = MigrationReport()
@@ -118,15 +119,19 @@ def migrate(conn: psycopg.Connection[Any], *,
     return report
 
 
-def pending(conn: psycopg.Connection[Any], *,
-            source: Traversable | Path | None = None) -> list[SqlFile]:
+def pending(
+    conn: psycopg.Connection[Any], *, source: Traversable | Path | str | None = None
+) -> list[SqlFile]:
     """The files that :func:`migrate` would apply now (checks checksums as it would)."""
     files = load_files(source)
     applied = _applied(conn)
     _check_applied(files, applied)
-    return [f for f in files
-            if f.name not in applied or (f.kind == "repeatable"
-                                         and applied[f.name]["checksum"] != f.checksum)]
+    return [
+        f
+        for f in files
+        if f.name not in applied
+        or (f.kind == "repeatable" and applied[f.name]["checksum"] != f.checksum)
+    ]
 
 
 def current_version(conn: psycopg.Connection[Any]) -> str | None:
@@ -167,24 +172,29 @@ def _check_applied(files: list[SqlFile], applied: dict[str, dict[str, Any]]) -> 
 def _apply(conn: psycopg.Connection[Any], file: SqlFile) -> None:
     try:
         with conn.transaction():  # a savepoint, so the error names this file alone
-            conn.execute(cast(LiteralString, file.sql))
+            conn.execute(file.sql)
     except psycopg.Error as exc:
         detail = exc.diag.message_primary or str(exc)
         raise MigrationError(
             f"{file.name} failed: {detail}. Nothing was changed; fix the file and run "
             "`charter migrate` again."
         ) from exc
-    conn.execute(query("record_migration"), {
-        "name": file.name, "kind": file.kind, "version": file.version,
-        "checksum": file.checksum, "charter_version": _charter_version(),
-    })
+    conn.execute(
+        query("record_migration"),
+        {
+            "name": file.name,
+            "kind": file.kind,
+            "version": file.version,
+            "checksum": file.checksum,
+            "charter_version": _charter_version(),
+        },
+    )
 
 
 def _sorted_sql(directory: Traversable | Path) -> list[Traversable | Path]:
     if not directory.is_dir():
         return []
-    return sorted((e for e in directory.iterdir() if e.name.endswith(".sql")),
-                  key=lambda e: e.name)
+    return sorted((e for e in directory.iterdir() if e.name.endswith(".sql")), key=lambda e: e.name)
 
 
 def _sql_file(name: str, kind: str, version: str | None, entry: Traversable | Path) -> SqlFile:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib import resources
-from typing import LiteralString, cast
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 
@@ -18,10 +17,9 @@ def _all() -> dict[str, str]:
     return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 
-def query(name: str) -> LiteralString:
+def query(name: str) -> str:
     """The SQL of the query called ``name`` in sql/queries.sql."""
     try:
-        # Trusted text shipped in the package, so it may be typed as a literal.
-        return cast(LiteralString, _all()[name])
+        return _all()[name]
     except KeyError:
         raise KeyError(f"no query named {name!r} in charter/db/sql/queries.sql") from None

@@ -1,0 +1,5 @@
+import sys
+
+from charter.cli import main
+
+sys.exit(main())

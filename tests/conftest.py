@@ -1,0 +1,150 @@
+"""Test harness: every test that touches data gets its own real, migrated database.
+
+The server is charter's embedded PostgreSQL by default, or ``CHARTER_TEST_DSN`` (a URL whose
+user may create databases). A template database is migrated once per version of the SQL
+files; each test clones it (about 10 ms) and the clone is dropped in the background.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import conninfo
+
+import charter
+from charter.db import embedded
+from charter.db.migrate import load_files
+
+TEST_DB_PREFIX = "charter_t_"
+
+
+def server_admin_url() -> str:
+    """A URL on the test server with the right to create databases."""
+    dsn = os.environ.get("CHARTER_TEST_DSN")
+    if dsn:
+        return dsn
+    return embedded.ensure_running().url("postgres")
+
+
+def database_url(admin_url: str, dbname: str) -> str:
+    params = conninfo.conninfo_to_dict(admin_url)
+    params["dbname"] = dbname
+    return conninfo.make_conninfo("", **params)
+
+
+class DatabaseFactory:
+    """Creates databases on the test server and drops them on a background thread."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
+        self._admin = psycopg.connect(admin_url, autocommit=True)
+        self._count = 0
+        self._to_drop: queue.Queue[str | None] = queue.Queue()
+        self._dropper = threading.Thread(target=self._drop_loop, daemon=True)
+        self._dropper.start()
+        self._drop_leftovers()
+        self.template = self._migrated_template()
+
+    def create(self, *, template: str | None = None) -> str:
+        self._count += 1
+        name = f"{TEST_DB_PREFIX}{os.getpid()}_{self._count}"
+        clause = f' TEMPLATE "{template}"' if template else ""
+        self._admin.execute(f'CREATE DATABASE "{name}"{clause}')
+        return name
+
+    def url(self, name: str) -> str:
+        return database_url(self.admin_url, name)
+
+    def drop_later(self, name: str) -> None:
+        self._to_drop.put(name)
+
+    def close(self) -> None:
+        self._to_drop.put(None)
+        self._dropper.join()
+        self._admin.close()
+
+    def _drop_loop(self) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as admin:
+            while (name := self._to_drop.get()) is not None:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def _drop_leftovers(self) -> None:
+        # Databases of test sessions that died before cleaning up (their pid is gone).
+        rows = self._admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s", (TEST_DB_PREFIX + "%",)
+        ).fetchall()
+        for (name,) in rows:
+            pid = name.removeprefix(TEST_DB_PREFIX).split("_")[0]
+            if pid.isdigit() and not _process_alive(int(pid)):
+                self._to_drop.put(name)
+
+    def _migrated_template(self) -> str:
+        digest = hashlib.sha256()
+        for file in load_files():
+            digest.update(file.name.encode() + file.checksum.encode())
+        name = f"charter_tpl_{digest.hexdigest()[:16]}"
+        # Test sessions running at once on one server build the template once.
+        self._admin.execute("SELECT pg_advisory_lock(hashtext('charter:test-template'))")
+        try:
+            names = {
+                row[0]
+                for row in self._admin.execute(
+                    "SELECT datname FROM pg_database WHERE datname LIKE 'charter_tpl_%'"
+                )
+            }
+            for stale in names - {name}:
+                self._to_drop.put(stale)
+            if name not in names:
+                building = self.create()
+                with psycopg.connect(self.url(building)) as conn:
+                    charter.migrate(conn)
+                self._admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+        finally:
+            self._admin.execute("SELECT pg_advisory_unlock(hashtext('charter:test-template'))")
+        return name
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@pytest.fixture(scope="session")
+def databases() -> Iterator[DatabaseFactory]:
+    factory = DatabaseFactory(server_admin_url())
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def db_url(databases: DatabaseFactory) -> Iterator[str]:
+    """The URL of a fresh database with schema charter fully migrated."""
+    name = databases.create(template=databases.template)
+    yield databases.url(name)
+    databases.drop_later(name)
+
+
+@pytest.fixture
+def empty_db_url(databases: DatabaseFactory) -> Iterator[str]:
+    """The URL of a fresh database with nothing in it (for migration tests)."""
+    name = databases.create()
+    yield databases.url(name)
+    databases.drop_later(name)
+
+
+@pytest.fixture
+def conn(db_url: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(db_url, autocommit=True) as connection:
+        yield connection

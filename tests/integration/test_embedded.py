@@ -1,0 +1,167 @@
+"""charter's embedded default server: start, reuse, concurrent start, stop, bad setups."""
+
+import socket
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from charter.db import connection, embedded
+from charter.errors import DataDirectoryError, PortInUseError
+
+from .helpers import charter_env, run_charter, start_charter
+
+pytestmark = pytest.mark.slow
+FAST = {"fsync": "off"}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path):
+    path = tmp_path / "pg"
+    yield path
+    embedded.stop(path)
+
+
+def test_first_use_creates_and_starts_a_server_with_a_charter_database(data_dir):
+    assert embedded.status(data_dir) is None
+    server = embedded.ensure_running(data_dir, settings=FAST)
+    assert (data_dir / "PG_VERSION").read_text().strip() == server.version == "18"
+    with psycopg.connect(server.url()) as conn:
+        assert conn.execute("SELECT current_database()").fetchone() == ("charter",)
+        assert conn.info.server_version >= 180000
+    assert embedded.status(data_dir) == server
+
+
+def test_a_running_server_is_reused_not_restarted(data_dir):
+    first = embedded.ensure_running(data_dir, settings=FAST)
+    again = embedded.ensure_running(data_dir, settings=FAST)
+    assert again.pid == first.pid
+
+
+def test_processes_started_at_once_share_one_server(data_dir):
+    env = charter_env(CHARTER_DATA_DIR=str(data_dir))
+    procs = [start_charter("db", "url", env=env) for _ in range(4)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, results
+    urls = {stdout.strip() for stdout, _ in results}
+    assert len(urls) == 1
+    server = embedded.status(data_dir)
+    assert server is not None
+    with psycopg.connect(server.url()) as conn:
+        postmasters = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'checkpointer'"
+        ).fetchone()
+    assert postmasters == (1,)
+    # every process said where the server is
+    assert all(str(data_dir) in stderr for _, stderr in results)
+
+
+def test_stop_stops_and_a_later_use_starts_it_again(data_dir):
+    first = embedded.ensure_running(data_dir, settings=FAST)
+    assert embedded.stop(data_dir) is True
+    assert embedded.status(data_dir) is None
+    assert embedded.stop(data_dir) is False
+    second = embedded.ensure_running(data_dir, settings=FAST)
+    assert second.pid != first.pid
+
+
+def test_cli_db_status_url_stop(data_dir):
+    env = charter_env(CHARTER_DATA_DIR=str(data_dir))
+    stopped = run_charter("db", "status", env=env)
+    assert stopped.returncode == 3
+    assert "not running" in stopped.stdout
+    assert "not created yet" in stopped.stdout
+    url = run_charter("db", "url", env=env)
+    assert url.returncode == 0
+    assert str(data_dir) in url.stdout
+    status = run_charter("db", "status", env=env)
+    assert status.returncode == 0, status.stderr
+    assert "embedded server: running" in status.stdout
+    assert "PostgreSQL 18" in status.stdout
+    assert "not installed" in status.stdout  # schema charter not migrated yet
+    migrated = run_charter("migrate", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "schema charter: version 0001" in run_charter("db", "status", env=env).stdout
+    stop = run_charter("db", "stop", env=env)
+    assert stop.returncode == 0
+    assert "stopped" in stop.stdout
+    assert run_charter("db", "status", env=env).returncode == 3
+
+
+def test_a_data_directory_that_cannot_be_created_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.raises(DataDirectoryError) as caught:
+        embedded.ensure_running(blocker / "pg")
+    assert "CHARTER_DATA_DIR" in caught.value.message
+    result = run_charter("db", "url", env=charter_env(CHARTER_DATA_DIR=str(blocker / "pg")))
+    assert result.returncode == 1
+    assert "EMBEDDED_DATA_DIR_UNUSABLE" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_non_empty_directory_without_a_cluster_is_refused_untouched(tmp_path):
+    data_dir = tmp_path / "pg"
+    data_dir.mkdir()
+    (data_dir / "notes.txt").write_text("mine")
+    with pytest.raises(DataDirectoryError, match="not empty"):
+        embedded.ensure_running(data_dir)
+    assert (data_dir / "notes.txt").read_text() == "mine"
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(PortInUseError) as caught:
+            embedded.ensure_running(tmp_path / "pg", port=port)
+        assert str(port) in caught.value.message
+        result = run_charter(
+            "db",
+            "url",
+            env=charter_env(CHARTER_DATA_DIR=str(tmp_path / "pg"), CHARTER_EMBEDDED_PORT=str(port)),
+        )
+    assert result.returncode == 1
+    assert "EMBEDDED_PORT_IN_USE" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_configured_free_port_is_served_on_localhost(data_dir):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = embedded.ensure_running(data_dir, port=port, settings=FAST)
+    assert server.url().startswith(f"postgresql://postgres@127.0.0.1:{port}/")
+    with psycopg.connect(server.url()) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "70000"])
+def test_a_bad_port_setting_is_a_clear_error(tmp_path, value):
+    result = run_charter(
+        "db",
+        "url",
+        env=charter_env(CHARTER_DATA_DIR=str(tmp_path / "pg"), CHARTER_EMBEDDED_PORT=value),
+    )
+    assert result.returncode == 1
+    assert "CHARTER_EMBEDDED_PORT" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_url_precedence_argument_then_environment_then_embedded(monkeypatch, data_dir):
+    monkeypatch.setenv("CHARTER_DATA_DIR", str(data_dir))
+    monkeypatch.delenv("CHARTER_DATABASE_URL", raising=False)
+    embedded_target = connection.resolve()
+    assert embedded_target is not None
+    assert embedded_target.source == "embedded"
+    monkeypatch.setenv("CHARTER_DATABASE_URL", "postgresql://u@envhost/envdb")
+    env_target = connection.resolve()
+    assert env_target is not None
+    assert (env_target.source, env_target.url) == (
+        "CHARTER_DATABASE_URL",
+        "postgresql://u@envhost/envdb",
+    )
+    arg_target = connection.resolve("postgresql://u@arghost/argdb")
+    assert arg_target is not None
+    assert (arg_target.source, arg_target.url) == ("--database-url", "postgresql://u@arghost/argdb")

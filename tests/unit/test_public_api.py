@@ -1,0 +1,13 @@
+import charter
+
+
+def test_exported_names_are_pinned_and_sorted():
+    assert charter.__all__ == sorted(charter.__all__)
+    assert charter.__all__ == [
+        "CharterError",
+        "canonical_hash",
+        "canonical_json",
+        "migrate",
+    ]
+    for name in charter.__all__:
+        assert getattr(charter, name) is not None
