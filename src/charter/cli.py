@@ -13,7 +13,11 @@ from rich.markup import escape
 
 from charter.db import connection, embedded
 from charter.db import migrate as migrations
+from charter.engine.flows import deploy_flow, flow_sql
+from charter.engine.mode import detect_mode
 from charter.errors import CharterError
+from charter.worker.loader import load_flows
+from charter.worker.startup import prepare_flows
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -59,6 +63,29 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run charter's demo on the default database")
     demo.set_defaults(handler=_demo)
+
+    worker = commands.add_parser(
+        "worker", help="run flows: make sure the database has them, then work on their tasks"
+    )
+    worker.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    worker.add_argument(
+        "--deploy",
+        action="store_true",
+        help="publish a flow whose shape changed as a new version instead of stopping",
+    )
+    worker.set_defaults(handler=_worker)
+
+    deploy = commands.add_parser(
+        "deploy", help="publish flows whose shape changed as new versions (deletes nothing)"
+    )
+    deploy.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    deploy.set_defaults(handler=_deploy)
+
+    compile_ = commands.add_parser(
+        "compile", help="print the SQL that publishes flows (for migration files)"
+    )
+    compile_.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    compile_.set_defaults(handler=_compile)
 
     migrate = commands.add_parser("migrate", help="install or upgrade schema charter")
     migrate.add_argument(
@@ -125,6 +152,39 @@ def _demo(args: argparse.Namespace) -> int:
         f"{server_version[0] if server_version else '?'}"
     )
     out.print(f"schema charter at version {report.version}")
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    flows = load_flows(args.flows)
+    target = _target(args)
+    with connection.connect(target) as conn:
+        migrations.migrate(conn)
+        mode = detect_mode(target, conn)
+        prepare_flows(conn, flows, mode=mode, deploy=args.deploy, spec=args.flows)
+    log.info("flows ready: %s", ", ".join(f.slug for f in flows))
+    return 0
+
+
+def _deploy(args: argparse.Namespace) -> int:
+    flows = load_flows(args.flows)
+    target = _target(args)
+    with connection.connect(target) as conn:
+        migrations.migrate(conn)
+        for flow in flows:
+            result = deploy_flow(conn, flow)
+            out.print(
+                f"flow '{flow.slug}': {result.status} (version {result.version}, "
+                f"{result.version_id})"
+            )
+            for difference in result.differences:
+                out.print(f"  - {difference}")
+    return 0
+
+
+def _compile(args: argparse.Namespace) -> int:
+    for flow in load_flows(args.flows):
+        out.print(flow_sql(flow), markup=False, end="")
     return 0
 
 

@@ -13,7 +13,15 @@ The tree::
     ├── MigrationError                MIGRATION_FAILED
     │   ├── MigrationChecksumError    MIGRATION_CHECKSUM_MISMATCH
     │   └── MigrationUnknownError     MIGRATION_UNKNOWN (database is newer than this charter)
-    └── CanonicalJsonError            JSON_NOT_STABLE
+    ├── CanonicalJsonError            JSON_NOT_STABLE
+    ├── FlowDefinitionError           FLOW_* (a flow breaks a rule; the code names the rule)
+    ├── FlowLoadError                 FLOW_LOAD_FAILED (a module:attribute gave no flows)
+    ├── FlowShapeInvalidError         FLOW_SHAPE_INVALID (a shape sent to SQL is malformed)
+    ├── FlowShapeMismatchError        FLOW_SHAPE_MISMATCH (production flow differs from code)
+    ├── FlowNotFoundError             FLOW_NOT_FOUND
+    ├── WorkflowVersionImmutableError WORKFLOW_VERSION_IMMUTABLE (WF-04)
+    ├── StepInputError                STEP_INPUT_INVALID (an input fails the handler's hints)
+    └── StepOutputError               STEP_OUTPUT_INVALID (a result fails the return hint)
 
 Errors raised inside SQL use SQLSTATE class ``CH`` (see ``charter.db.sqlstate``) and map
 back to one subclass each, so callers match on ``code``, never on message text.
@@ -79,3 +87,49 @@ class MigrationUnknownError(MigrationError):
 
 class CanonicalJsonError(CharterError, ValueError):
     code = "JSON_NOT_STABLE"
+
+
+class FlowDefinitionError(CharterError, ValueError):
+    """A flow breaks a rule. ``code`` names the rule, e.g. ``FLOW_DEPENDENCY_UNKNOWN``."""
+
+    code = "FLOW_DEFINITION_INVALID"
+
+
+class FlowLoadError(CharterError):
+    code = "FLOW_LOAD_FAILED"
+
+
+class FlowShapeInvalidError(CharterError):
+    code = "FLOW_SHAPE_INVALID"
+
+
+class FlowShapeMismatchError(CharterError):
+    code = "FLOW_SHAPE_MISMATCH"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        flow_slug: str = "",
+        differences: list[str] | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.flow_slug = flow_slug
+        self.differences = differences or []
+
+
+class FlowNotFoundError(CharterError):
+    code = "FLOW_NOT_FOUND"
+
+
+class WorkflowVersionImmutableError(CharterError):
+    code = "WORKFLOW_VERSION_IMMUTABLE"
+
+
+class StepInputError(CharterError):
+    code = "STEP_INPUT_INVALID"
+
+
+class StepOutputError(CharterError):
+    code = "STEP_OUTPUT_INVALID"

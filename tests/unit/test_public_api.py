@@ -5,8 +5,13 @@ def test_exported_names_are_pinned_and_sorted():
     assert charter.__all__ == sorted(charter.__all__)
     assert charter.__all__ == [
         "CharterError",
+        "Flow",
+        "Step",
         "canonical_hash",
         "canonical_json",
+        "compare_flow_shapes",
+        "compile_flow",
+        "extract_flow_shape",
         "migrate",
     ]
     for name in charter.__all__:

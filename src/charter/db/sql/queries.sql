@@ -17,3 +17,9 @@ ON CONFLICT (name) DO UPDATE
    SET checksum = EXCLUDED.checksum,
        charter_version = EXCLUDED.charter_version,
        applied_at = now();
+
+-- name: ensure_flow_compiled
+SELECT charter.ensure_flow_compiled(%(slug)s, %(shape)s, %(mode)s, %(compiled)s);
+
+-- name: deploy_flow
+SELECT charter.deploy_flow(%(slug)s, %(shape)s, %(compiled)s);

@@ -1,0 +1,1 @@
+"""Compiling definitions into the hashed CompiledWorkflow artifact (pure; no database)."""

@@ -1,0 +1,142 @@
+"""Compiling a :class:`~charter.dsl.flow.Flow`, and its shape (seed 000).
+
+The *shape* is a flow's structure — step slugs, step types, sorted dependencies — plus
+its options, which travel with the shape (to create the flow) but are never compared, so
+they can be tuned in the database without a new version. ``compare_flow_shapes`` here and
+``charter._compare_flow_shapes`` in SQL produce the same differences, word for word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from charter.compiler.compiled import build_compiled, topological_order
+from charter.dsl.flow import Flow
+from charter.dsl.handler import RUN
+from charter.errors import FlowDefinitionError
+
+
+class StepShape(TypedDict):
+    slug: str
+    stepType: str
+    dependencies: list[str]
+    options: dict[str, int | None]
+
+
+class FlowShape(TypedDict):
+    options: dict[str, int | None]
+    steps: list[StepShape]
+
+
+@dataclass(frozen=True)
+class ShapeComparison:
+    match: bool
+    differences: list[str]
+
+
+def compile_flow(flow: Flow) -> dict[str, Any]:
+    """The flow's ``CompiledWorkflow`` (as JSON-ready data, with its ``hash``)."""
+    _check_not_empty(flow)
+    nodes = {
+        step.slug: {
+            "id": step.slug,
+            "type": "task",
+            "config": {
+                "stepType": step.step_type,
+                "over": step.over,
+                "handler": step.handler_name,
+                "options": step.options.as_shape(),
+            },
+        }
+        for step in flow.steps.values()
+    }
+    edges = [
+        {"id": f"{dep}->{step.slug}", "source": dep, "target": step.slug, "provenance": "flow"}
+        for step in flow.steps.values()
+        for dep in step.dependencies
+    ]
+    return build_compiled(
+        kind="flow",
+        slug=flow.slug,
+        nodes=nodes,
+        edges=edges,
+        extra={"options": flow.options.as_shape()},
+    )
+
+
+def extract_flow_shape(flow: Flow) -> FlowShape:
+    """The flow's shape: steps in topological order (ties by slug), dependencies sorted."""
+    _check_not_empty(flow)
+    edges = {
+        f"{dep}->{step.slug}": {"source": dep, "target": step.slug}
+        for step in flow.steps.values()
+        for dep in step.dependencies
+    }
+    order = topological_order(flow.steps, edges)
+    return {
+        "options": flow.options.as_shape(),
+        "steps": [
+            {
+                "slug": slug,
+                "stepType": flow.steps[slug].step_type,
+                "dependencies": sorted(flow.steps[slug].dependencies),
+                "options": flow.steps[slug].options.as_shape(),
+            }
+            for slug in order
+        ],
+    }
+
+
+def compare_flow_shapes(code: FlowShape, database: FlowShape) -> ShapeComparison:
+    """Structural differences between the shape in the code and the one in the database.
+
+    Options are ignored. Differences are ordered by step slug, then missing/extra, type,
+    dependencies — the same order and words as ``charter._compare_flow_shapes`` in SQL.
+    """
+    ours = {s["slug"]: s for s in code["steps"]}
+    theirs = {s["slug"]: s for s in database["steps"]}
+    differences: list[str] = []
+    for slug in sorted(ours.keys() | theirs.keys()):
+        mine, stored = ours.get(slug), theirs.get(slug)
+        if stored is None:
+            differences.append(f"Step '{slug}' is in the code but not in the database")
+        elif mine is None:
+            differences.append(f"Step '{slug}' is in the database but not in the code")
+        else:
+            differences.extend(_step_differences(slug, mine, stored))
+    return ShapeComparison(match=not differences, differences=differences)
+
+
+def _step_differences(slug: str, code: StepShape, database: StepShape) -> list[str]:
+    found = []
+    if code["stepType"] != database["stepType"]:
+        found.append(
+            f"Step '{slug}' changed type: {database['stepType']} in the database, "
+            f"{code['stepType']} in the code"
+        )
+    code_deps, db_deps = sorted(code["dependencies"]), sorted(database["dependencies"])
+    if code_deps != db_deps:
+        if code["stepType"] == database["stepType"] == "map":
+            found.append(
+                f"Step '{slug}' changed the array it maps over: {_source(db_deps)} in the "
+                f"database, {_source(code_deps)} in the code"
+            )
+        else:
+            found.append(
+                f"Step '{slug}' changed dependencies: [{', '.join(db_deps)}] in the "
+                f"database, [{', '.join(code_deps)}] in the code"
+            )
+    return found
+
+
+def _source(dependencies: list[str]) -> str:
+    return dependencies[0] if dependencies else RUN
+
+
+def _check_not_empty(flow: Flow) -> None:
+    if not flow.steps:
+        raise FlowDefinitionError(
+            f"Flow '{flow.slug}' has no steps; add at least one with @flow.step.",
+            code="FLOW_EMPTY",
+        )

@@ -1,0 +1,21 @@
+-- Deletes a flow and everything of it: its versions, their steps and dependencies (and,
+-- through the same cascade, its runs and their tasks, readiness and inbox rows). Nothing
+-- of any other flow is touched. Returns false when the flow did not exist.
+-- Destructive by design: ensure_flow_compiled calls it only in development mode.
+CREATE OR REPLACE FUNCTION charter.delete_flow_and_data(p_flow_slug text)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_found boolean;
+BEGIN
+    -- Lets the immutability triggers tell this deliberate deletion from an accident.
+    PERFORM set_config('charter.deleting_flow', p_flow_slug, true);
+    UPDATE charter.workflows SET current_version_id = NULL WHERE slug = p_flow_slug;
+    DELETE FROM charter.workflows WHERE slug = p_flow_slug;
+    v_found := FOUND;
+    PERFORM set_config('charter.deleting_flow', '', true);
+    RETURN v_found;
+END;
+$$;

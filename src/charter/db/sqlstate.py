@@ -1,0 +1,50 @@
+"""Errors raised inside SQL functions, mapped back to charter's Python errors.
+
+charter's SQL raises with SQLSTATE class ``CH`` (``RAISE EXCEPTION USING ERRCODE =
+'CH001'``), one code per error class, so Python matches codes, never message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+
+from charter.errors import (
+    CharterError,
+    ConfigurationError,
+    FlowNotFoundError,
+    FlowShapeInvalidError,
+    WorkflowVersionImmutableError,
+)
+
+SQLSTATE_ERRORS: dict[str, type[CharterError]] = {
+    "CH001": FlowShapeInvalidError,
+    "CH002": WorkflowVersionImmutableError,
+    "CH003": FlowNotFoundError,
+    "CH004": ConfigurationError,
+}
+
+
+def translate(exc: psycopg.Error) -> CharterError | None:
+    """The charter error for a database error raised by charter's SQL, else None."""
+    error_class = SQLSTATE_ERRORS.get(exc.sqlstate or "")
+    if error_class is None:
+        return None
+    message = exc.diag.message_primary or str(exc)
+    if exc.diag.message_hint:
+        message = f"{message}. {exc.diag.message_hint}"
+    return error_class(message)
+
+
+@contextmanager
+def charter_errors() -> Iterator[None]:
+    """Re-raise errors from charter's SQL as their ``CharterError`` subclass."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        translated = translate(exc)
+        if translated is None:
+            raise
+        raise translated from None

@@ -1,0 +1,1 @@
+"""Definitions in Python: flows (pure; no database)."""

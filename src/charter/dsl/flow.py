@@ -1,0 +1,331 @@
+"""The flow DSL: a DAG of Python step handlers.
+
+>>> flow = Flow("greet")
+>>> @flow.step
+... def hello(run: dict) -> str:
+...     return f"hello {run['name']}"
+>>> @flow.step(depends_on=[hello])
+... def shout(hello: str) -> str:
+...     return hello.upper()
+>>> sorted(flow.steps)
+['hello', 'shout']
+
+Every rule is checked when a step is defined, so a mistake fails at import time with an
+error that names the step and the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from charter.dsl.handler import CTX, RUN, HandlerSpec, inspect_handler
+from charter.errors import FlowDefinitionError
+
+SLUG_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_SLUG_LENGTH = 128
+RESERVED_SLUGS = frozenset({RUN, CTX})
+OPTION_NAMES = ("max_attempts", "base_delay", "timeout", "start_delay")
+# Bounds that keep retries and timers sane; SQL constraints enforce the same.
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "max_attempts": (1, 1000),
+    "base_delay": (0, 86_400),
+    "timeout": (1, 86_400),
+    "start_delay": (0, 31_536_000),
+}
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    """Retry and timing options; None means "inherit" (from the flow, then SQL's default)."""
+
+    max_attempts: int | None = None
+    base_delay: int | None = None
+    timeout: int | None = None
+    start_delay: int | None = None
+
+    def as_shape(self) -> dict[str, int | None]:
+        return {
+            "maxAttempts": self.max_attempts,
+            "baseDelay": self.base_delay,
+            "timeout": self.timeout,
+            "startDelay": self.start_delay,
+        }
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of a flow. Calling it calls the handler, so handlers stay easy to test."""
+
+    flow_slug: str
+    slug: str
+    handler: Callable[..., Any]
+    step_type: str  # "single" or "map"
+    dependencies: tuple[str, ...]  # in the order given
+    options: StepOptions
+    spec: HandlerSpec = field(repr=False)
+    over: str | None = None  # map steps: RUN or the slug of the array source
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.handler(*args, **kwargs)
+
+    @property
+    def handler_name(self) -> str:
+        return f"{self.handler.__module__}:{self.handler.__qualname__}"
+
+
+class Flow:
+    """A named DAG of steps. Steps are added with :meth:`step` and :meth:`map`."""
+
+    def __init__(
+        self,
+        slug: str,
+        *,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+        description: str | None = None,
+    ) -> None:
+        _check_slug(slug, what=f"Flow slug {slug!r}")
+        self.slug = slug
+        self.description = description
+        self.options = _options(
+            f"flow '{slug}'",
+            max_attempts=max_attempts,
+            base_delay=base_delay,
+            timeout=timeout,
+            start_delay=start_delay,
+        )
+        self.steps: dict[str, Step] = {}
+
+    def __repr__(self) -> str:
+        return f"Flow({self.slug!r}, steps={list(self.steps)})"
+
+    @overload
+    def step(self, handler: Callable[..., Any], /) -> Step: ...
+
+    @overload
+    def step(
+        self,
+        *,
+        depends_on: Iterable[Step | str] = (),
+        slug: str | None = None,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+    ) -> Callable[[Callable[..., Any]], Step]: ...
+
+    def step(
+        self,
+        handler: Callable[..., Any] | None = None,
+        *,
+        depends_on: Iterable[Step | str] = (),
+        slug: str | None = None,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+    ) -> Step | Callable[[Callable[..., Any]], Step]:
+        """Add a step. Its dependencies' outputs arrive as parameters of the same name;
+        a parameter ``run`` receives the run input and ``ctx`` the handler context."""
+        options = {
+            "max_attempts": max_attempts,
+            "base_delay": base_delay,
+            "timeout": timeout,
+            "start_delay": start_delay,
+        }
+
+        def add(fn: Callable[..., Any]) -> Step:
+            return self._add(fn, "single", depends_on, slug, options, over=None)
+
+        return add(handler) if handler is not None else add
+
+    def map(
+        self,
+        handler: Callable[..., Any] | None = None,
+        /,
+        *,
+        over: Step | str,
+        slug: str | None = None,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+    ) -> Step | Callable[[Callable[..., Any]], Step]:
+        """Add a map step: one task per element of the array that ``over`` returned
+        (``over="run"``: of the run input). Its output is the list of results, in order."""
+        options = {
+            "max_attempts": max_attempts,
+            "base_delay": base_delay,
+            "timeout": timeout,
+            "start_delay": start_delay,
+        }
+
+        def add(fn: Callable[..., Any]) -> Step:
+            return self._add(fn, "map", (), slug, options, over=over)
+
+        return add(handler) if handler is not None else add
+
+    def _add(
+        self,
+        fn: Callable[..., Any],
+        step_type: str,
+        depends_on: Iterable[Step | str],
+        slug: str | None,
+        options: dict[str, int | None],
+        *,
+        over: Step | str | None,
+    ) -> Step:
+        if isinstance(fn, Step):
+            raise FlowDefinitionError(
+                f"Step '{fn.slug}' is already a step of flow '{fn.flow_slug}'; decorate the "
+                "plain function once, or wrap it in a new function for a second step.",
+                code="FLOW_STEP_DUPLICATE",
+            )
+        if not callable(fn):
+            raise FlowDefinitionError(
+                f"Flow '{self.slug}': a step handler must be a function, got {fn!r}.",
+                code="FLOW_STEP_INVALID",
+            )
+        step_slug = slug if slug is not None else fn.__name__
+        where = f"Step '{step_slug}' of flow '{self.slug}'"
+        _check_slug(step_slug, what=where)
+        if step_slug in self.steps:
+            raise FlowDefinitionError(
+                f"{where} is defined twice. Step slugs must be unique within a flow: rename "
+                "the function or pass slug='another_name'.",
+                code="FLOW_STEP_DUPLICATE",
+            )
+        if step_type == "map":
+            if isinstance(depends_on, Iterable) and list(depends_on):
+                raise FlowDefinitionError(
+                    f"{where}: a map step depends only on its array source; use over=.",
+                    code="FLOW_MAP_SOURCE_INVALID",
+                )
+            source = self._map_source(where, over)
+            dependencies: tuple[str, ...] = () if source == RUN else (source,)
+        else:
+            source = None
+            dependencies = self._dependencies(where, depends_on)
+        spec = inspect_handler(fn, where=where, step_type=step_type, dependencies=dependencies)
+        step = Step(
+            flow_slug=self.slug,
+            slug=step_slug,
+            handler=fn,
+            step_type=step_type,
+            dependencies=dependencies,
+            options=_options(where, **options),
+            spec=spec,
+            over=source,
+        )
+        self.steps[step_slug] = step
+        return step
+
+    def _dependencies(self, where: str, depends_on: Iterable[Step | str]) -> tuple[str, ...]:
+        if isinstance(depends_on, str | Step):
+            depends_on = [depends_on]
+        result: list[str] = []
+        for dep in depends_on:
+            dep_slug = self._resolve(where, dep, role="dependency")
+            if dep_slug in result:
+                raise FlowDefinitionError(
+                    f"{where} lists the dependency '{dep_slug}' twice; list it once.",
+                    code="FLOW_DEPENDENCY_DUPLICATE",
+                )
+            result.append(dep_slug)
+        return tuple(result)
+
+    def _map_source(self, where: str, over: Step | str | None) -> str:
+        if over == RUN:
+            return RUN
+        if isinstance(over, list | tuple | set):
+            raise FlowDefinitionError(
+                f"{where}: over= takes one array source (a step or 'run'), not several. "
+                "Add a step that combines them into one list and map over that.",
+                code="FLOW_MAP_SOURCE_INVALID",
+            )
+        source = self._resolve(where, over, role="map source")
+        returns = self.steps[source].spec.returns
+        if returns is not None and _is_never_an_array(returns):
+            raise FlowDefinitionError(
+                f"{where} maps over step '{source}', which returns {_type_name(returns)}, "
+                "not an array. Map over a step that returns a list (or 'run').",
+                code="FLOW_MAP_SOURCE_INVALID",
+            )
+        return source
+
+    def _resolve(self, where: str, ref: object, *, role: str) -> str:
+        if isinstance(ref, Step):
+            if ref.flow_slug != self.slug:
+                raise FlowDefinitionError(
+                    f"{where}: the {role} '{ref.slug}' belongs to flow '{ref.flow_slug}'; "
+                    "steps can only depend on steps of the same flow.",
+                    code="FLOW_DEPENDENCY_UNKNOWN",
+                )
+            slug = ref.slug
+        elif isinstance(ref, str):
+            slug = ref
+        else:
+            raise FlowDefinitionError(
+                f"{where}: the {role} {ref!r} is neither a step of this flow nor a step slug. "
+                "Pass the decorated step function or its slug string.",
+                code="FLOW_DEPENDENCY_UNKNOWN",
+            )
+        if slug not in self.steps:
+            known = ", ".join(sorted(self.steps)) or "none yet"
+            raise FlowDefinitionError(
+                f"{where}: the {role} '{slug}' is not a step of flow '{self.slug}' (steps so "
+                f"far: {known}). Define '{slug}' above this step.",
+                code="FLOW_DEPENDENCY_UNKNOWN",
+            )
+        return slug
+
+
+def _check_slug(slug: object, *, what: str) -> None:
+    if not isinstance(slug, str) or not SLUG_PATTERN.match(slug):
+        raise FlowDefinitionError(
+            f"{what} is not a valid slug: use letters, digits and _, not starting with a "
+            "digit (like a Python name).",
+            code="FLOW_SLUG_INVALID",
+        )
+    if len(slug) > MAX_SLUG_LENGTH:
+        raise FlowDefinitionError(
+            f"{what} is longer than {MAX_SLUG_LENGTH} characters; shorten it.",
+            code="FLOW_SLUG_INVALID",
+        )
+    if slug in RESERVED_SLUGS:
+        raise FlowDefinitionError(
+            f"{what}: '{slug}' is reserved (run is the run input, ctx the handler "
+            "context); choose another name, e.g. with slug=.",
+            code="FLOW_SLUG_INVALID",
+        )
+
+
+def _options(where: str, **values: int | None) -> StepOptions:
+    for name, value in values.items():
+        if value is None:
+            continue
+        low, high = OPTION_RANGES[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            unit = "" if name == "max_attempts" else " seconds"
+            raise FlowDefinitionError(
+                f"{where}: {name}={value!r} is out of range; use a whole number from {low} "
+                f"to {high}{unit}.",
+                code="FLOW_OPTION_INVALID",
+            )
+    return StepOptions(**values)
+
+
+_NEVER_ARRAYS = (str, bytes, int, float, bool, type(None))
+
+
+def _is_never_an_array(annotation: Any) -> bool:
+    return annotation in _NEVER_ARRAYS
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", repr(annotation))

@@ -1,0 +1,1 @@
+"""The client of charter's SQL API (sync for now)."""

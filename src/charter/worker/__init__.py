@@ -1,0 +1,1 @@
+"""Running flows: loading them, preparing the database at start-up."""
