@@ -143,4 +143,6 @@ def _find_cycle(remaining: set[str], predecessors: Mapping[str, list[str]]) -> l
         node = min(p for p in predecessors[node] if p in remaining)
     cycle = walk[seen[node] :]
     cycle.reverse()  # forwards: each step depends on the one before it
+    first = cycle.index(min(cycle))
+    cycle = cycle[first:] + cycle[:first]
     return [*cycle, cycle[0]]

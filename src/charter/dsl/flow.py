@@ -144,10 +144,34 @@ class Flow:
 
         return add(handler) if handler is not None else add
 
+    @overload
+    def map(
+        self,
+        handler: Callable[..., Any],
+        *,
+        over: Step | str,
+        slug: str | None = None,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+    ) -> Step: ...
+
+    @overload
+    def map(
+        self,
+        *,
+        over: Step | str,
+        slug: str | None = None,
+        max_attempts: int | None = None,
+        base_delay: int | None = None,
+        timeout: int | None = None,
+        start_delay: int | None = None,
+    ) -> Callable[[Callable[..., Any]], Step]: ...
+
     def map(
         self,
         handler: Callable[..., Any] | None = None,
-        /,
         *,
         over: Step | str,
         slug: str | None = None,
@@ -289,7 +313,7 @@ def _check_slug(slug: object, *, what: str) -> None:
     if not isinstance(slug, str) or not SLUG_PATTERN.match(slug):
         raise FlowDefinitionError(
             f"{what} is not a valid slug: use letters, digits and _, not starting with a "
-            "digit (like a Python name).",
+            "digit (like a Python name); for a step, pass slug='a_name' to choose one.",
             code="FLOW_SLUG_INVALID",
         )
     if len(slug) > MAX_SLUG_LENGTH:
