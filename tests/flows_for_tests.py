@@ -14,12 +14,12 @@ def analyze_site() -> Flow:
     flow = Flow("analyze_site", max_attempts=3, base_delay=2, timeout=60)
 
     @flow.step
-    def fetch(run: dict) -> dict:  # type: ignore[type-arg]
-        return {"pages": run["pages"]}
+    def fetch(run: dict) -> list[str]:  # type: ignore[type-arg]
+        return list(run["pages"])
 
     @flow.step(depends_on=[fetch])
-    def summarize(fetch: dict) -> str:  # type: ignore[type-arg]
-        return f"{len(fetch['pages'])} pages"
+    def summarize(fetch: list[str]) -> str:
+        return f"{len(fetch)} pages"
 
     @flow.map(over=fetch)
     def score(item: str) -> float:

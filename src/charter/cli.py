@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
+import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -11,12 +15,16 @@ from importlib import metadata
 from rich.console import Console
 from rich.markup import escape
 
+from charter.client import Client
 from charter.db import connection, embedded
 from charter.db import migrate as migrations
+from charter.demo import run_demo
 from charter.engine.flows import deploy_flow, flow_sql
 from charter.engine.mode import detect_mode
-from charter.errors import CharterError
+from charter.errors import CharterError, FlowLoadError, RunInputError
+from charter.status import render_run
 from charter.worker.loader import load_flows
+from charter.worker.runner import Worker, WorkerSettings
 from charter.worker.startup import prepare_flows
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -62,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     demo = commands.add_parser("demo", help="run charter's demo on the default database")
+    demo.add_argument(
+        "--runs", type=_positive_int, default=200, help="how many runs to start (default 200)"
+    )
     demo.set_defaults(handler=_demo)
 
     worker = commands.add_parser(
@@ -73,7 +84,60 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="publish a flow whose shape changed as a new version instead of stopping",
     )
+    defaults = WorkerSettings()
+    worker.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=defaults.concurrency,
+        help=f"tasks run at once (default {defaults.concurrency})",
+    )
+    worker.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=defaults.batch_size,
+        help=f"tasks claimed per query (default {defaults.batch_size})",
+    )
+    worker.add_argument(
+        "--lease-seconds",
+        type=_positive_int,
+        default=defaults.lease_seconds,
+        help="how long a claimed task stays ours without a heartbeat "
+        f"(default {defaults.lease_seconds})",
+    )
+    worker.add_argument(
+        "--poll-interval",
+        type=float,
+        default=defaults.poll_interval,
+        help=f"seconds between polls when idle (default {defaults.poll_interval})",
+    )
+    worker.add_argument(
+        "--grace",
+        type=float,
+        default=defaults.grace_seconds,
+        help="seconds in-flight tasks get to finish on SIGTERM "
+        f"(default {defaults.grace_seconds:g})",
+    )
+    worker.add_argument(
+        "--check-only",
+        action="store_true",
+        help="ensure the flows are compiled, then exit without working",
+    )
     worker.set_defaults(handler=_worker)
+
+    run = commands.add_parser("run", help="start a run of a flow")
+    run.add_argument("flow", metavar="MODULE:ATTRIBUTE", help="the flow (or MODULE with one flow)")
+    run.add_argument("--input", default="null", help="the run input as JSON (default null)")
+    run.add_argument("--run-id", help="a run id of your own (idempotent: same id, same run)")
+    run.add_argument("--wait", action="store_true", help="wait for the run and print its output")
+    run.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to wait with --wait (default 60)"
+    )
+    run.set_defaults(handler=_run)
+
+    status = commands.add_parser("status", help="a run's status, steps, attempts and timing")
+    status.add_argument("run_id", metavar="RUN_ID")
+    status.add_argument("--json", action="store_true", help="print the run as JSON")
+    status.set_defaults(handler=_status)
 
     deploy = commands.add_parser(
         "deploy", help="publish flows whose shape changed as new versions (deletes nothing)"
@@ -106,6 +170,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     db_commands.add_parser("stop", help="stop the embedded server").set_defaults(handler=_db_stop)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
 
 
 def _target(args: argparse.Namespace) -> connection.DatabaseTarget:
@@ -143,16 +217,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    target = _target(args)
-    with connection.connect(target) as conn:
-        report = migrations.migrate(conn)
-        server_version = conn.execute("SHOW server_version").fetchone()
-    out.print(
-        f"database: {target.display} ({target.source}), PostgreSQL "
-        f"{server_version[0] if server_version else '?'}"
-    )
-    out.print(f"schema charter at version {report.version}")
-    return 0
+    return run_demo(_target(args), out, runs=args.runs)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -162,7 +227,66 @@ def _worker(args: argparse.Namespace) -> int:
         migrations.migrate(conn)
         mode = detect_mode(target, conn)
         prepare_flows(conn, flows, mode=mode, deploy=args.deploy, spec=args.flows)
-    log.info("flows ready: %s", ", ".join(f.slug for f in flows))
+    if args.check_only:
+        log.info("flows ready: %s", ", ".join(f.slug for f in flows))
+        return 0
+    settings = WorkerSettings(
+        concurrency=args.concurrency,
+        batch_size=args.batch_size,
+        lease_seconds=args.lease_seconds,
+        poll_interval=args.poll_interval,
+        grace_seconds=args.grace,
+    )
+    worker = Worker(flows, target, settings)
+    asyncio.run(worker.serve(install_signals=True))
+    if worker.has_running_threads:
+        # A sync handler still running past the grace period cannot be interrupted; its
+        # task returns through its lease. Do not let the interpreter wait for it.
+        logging.shutdown()
+        os._exit(0)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    flows = load_flows(args.flow)
+    if len(flows) != 1:
+        raise FlowLoadError(
+            f"{args.flow} holds {len(flows)} flows ({', '.join(f.slug for f in flows)}); name "
+            "one as MODULE:ATTRIBUTE."
+        )
+    try:
+        run_input = json.loads(args.input)
+    except json.JSONDecodeError as exc:
+        raise RunInputError(
+            f"--input is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}). "
+            'Quote it for your shell, e.g. --input \'{"url": "https://example.com"}\'.'
+        ) from None
+    with Client(args.database_url) as client:
+        run_id = client.start(flows[0], run_input, run_id=args.run_id)
+        if not args.wait:
+            out.print(run_id, markup=False)
+            return 0
+        run = client.wait(run_id, timeout=args.timeout)
+    if run.status == "completed":
+        out.print(json.dumps(run.output, indent=2, ensure_ascii=False), markup=False)
+        return 0
+    err.print(
+        f"run {run.id} {run.status}: "
+        f"{escape(json.dumps(run.error, ensure_ascii=False)) if run.error else ''}"
+    )
+    return 1
+
+
+def _status(args: argparse.Namespace) -> int:
+    with Client(args.database_url, migrate=False) as client:
+        run = client.get_run(args.run_id)
+    if args.json:
+        out.print(
+            json.dumps(dataclasses.asdict(run), indent=2, default=str, ensure_ascii=False),
+            markup=False,
+        )
+    else:
+        out.print(render_run(run))
     return 0
 
 

@@ -21,7 +21,13 @@ The tree::
     ├── FlowNotFoundError             FLOW_NOT_FOUND
     ├── WorkflowVersionImmutableError WORKFLOW_VERSION_IMMUTABLE (WF-04)
     ├── StepInputError                STEP_INPUT_INVALID (an input fails the handler's hints)
-    └── StepOutputError               STEP_OUTPUT_INVALID (a result fails the return hint)
+    ├── StepOutputError               STEP_OUTPUT_INVALID (a result fails the return hint)
+    ├── RunNotFoundError              RUN_NOT_FOUND
+    ├── RunIdConflictError            RUN_ID_CONFLICT (same run id, other flow or input)
+    ├── RunStateError                 RUN_STATE_INVALID (e.g. cancelling a completed run)
+    ├── RunInputError                 RUN_INPUT_INVALID (not JSON, or not what the flow needs)
+    ├── ReadinessOverflowError        READINESS_OVERFLOW (a bug guard: never expected)
+    └── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
 
 Errors raised inside SQL use SQLSTATE class ``CH`` (see ``charter.db.sqlstate``) and map
 back to one subclass each, so callers match on ``code``, never on message text.
@@ -133,3 +139,27 @@ class StepInputError(CharterError):
 
 class StepOutputError(CharterError):
     code = "STEP_OUTPUT_INVALID"
+
+
+class RunNotFoundError(CharterError):
+    code = "RUN_NOT_FOUND"
+
+
+class RunIdConflictError(CharterError):
+    code = "RUN_ID_CONFLICT"
+
+
+class RunStateError(CharterError):
+    code = "RUN_STATE_INVALID"
+
+
+class RunInputError(CharterError):
+    code = "RUN_INPUT_INVALID"
+
+
+class ReadinessOverflowError(CharterError):
+    code = "READINESS_OVERFLOW"
+
+
+class RunWaitTimeoutError(CharterError, TimeoutError):
+    code = "RUN_WAIT_TIMEOUT"

@@ -6,6 +6,7 @@ import psycopg
 
 import charter
 from charter.db import migrate as migrations
+from charter.db.queries import query
 
 CATALOG = (Path(__file__).parent.parent / "catalog.sql").read_text()
 
@@ -23,6 +24,7 @@ def build_from_schema_files(url: str) -> None:
         for file in migrations.load_files():
             if file.kind == "repeatable":
                 conn.execute(file.sql)
+        conn.execute(query("ensure_partitions"))  # what migrate() does after the files
 
 
 def test_migrations_produce_exactly_the_schema_files(databases):

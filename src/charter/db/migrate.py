@@ -111,6 +111,8 @@ def migrate(
                 continue
             _apply(conn, file)
             (report.applied if file.kind == "versioned" else report.reapplied).append(file.name)
+        if any(a["version"] for a in _applied(conn).values()):
+            conn.execute(query("ensure_partitions"))
         report.version = current_version(conn)
     for name in report.applied:
         log.info("applied migration %s", name)

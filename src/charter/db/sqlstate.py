@@ -16,6 +16,11 @@ from charter.errors import (
     ConfigurationError,
     FlowNotFoundError,
     FlowShapeInvalidError,
+    ReadinessOverflowError,
+    RunIdConflictError,
+    RunInputError,
+    RunNotFoundError,
+    RunStateError,
     WorkflowVersionImmutableError,
 )
 
@@ -24,6 +29,11 @@ SQLSTATE_ERRORS: dict[str, type[CharterError]] = {
     "CH002": WorkflowVersionImmutableError,
     "CH003": FlowNotFoundError,
     "CH004": ConfigurationError,
+    "CH005": RunNotFoundError,
+    "CH006": RunIdConflictError,
+    "CH007": RunStateError,
+    "CH008": RunInputError,
+    "CH009": ReadinessOverflowError,
 }
 
 

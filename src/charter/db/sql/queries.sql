@@ -23,3 +23,68 @@ SELECT charter.ensure_flow_compiled(%(slug)s, %(shape)s, %(mode)s, %(compiled)s)
 
 -- name: deploy_flow
 SELECT charter.deploy_flow(%(slug)s, %(shape)s, %(compiled)s);
+
+-- name: ensure_partitions
+SELECT charter.ensure_partitions();
+
+-- name: start_run
+SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s);
+
+-- name: get_run
+SELECT charter.get_run(%(run_id)s);
+
+-- name: run_status
+SELECT r.status FROM charter.runs AS r WHERE r.id = %(run_id)s;
+
+-- name: cancel_run
+SELECT charter.cancel_run(%(run_id)s);
+
+-- name: retry_run
+SELECT charter.retry_run(%(run_id)s);
+
+-- name: list_runs
+SELECT charter.get_run(r.id)
+  FROM charter.runs AS r
+ WHERE (%(flow)s::text IS NULL OR r.workflow_slug = %(flow)s)
+   AND (%(status)s::text IS NULL OR r.status = %(status)s)
+ ORDER BY r.created_at DESC, r.id
+ LIMIT %(limit)s;
+
+-- name: claim_tasks
+SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
+       idempotency_key, run_input, inputs, item, timeout_seconds
+  FROM charter.claim_tasks(%(worker_id)s, %(flows)s, %(limit)s, %(lease_seconds)s);
+
+-- name: complete_tasks
+SELECT task_id, outcome
+  FROM charter.complete_tasks(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(worker_id)s);
+
+-- name: fail_tasks
+SELECT task_id, outcome
+  FROM charter.fail_tasks(%(task_ids)s, %(tokens)s, %(errors)s::jsonb[], %(permanent)s, %(worker_id)s);
+
+-- name: extend_leases
+SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
+
+-- name: register_worker
+SELECT charter.register_worker(%(worker_id)s, %(hostname)s, %(pid)s, %(flows)s, %(concurrency)s);
+
+-- name: worker_stopped
+SELECT charter.worker_stopped(%(worker_id)s);
+
+-- name: demo_run_outcomes
+SELECT r.status, count(*) FROM charter.runs AS r WHERE r.id LIKE %(prefix)s GROUP BY r.status;
+
+-- name: demo_step_stats
+SELECT e.step_slug,
+       count(*) FILTER (WHERE e.status = 'completed'),
+       count(*) FILTER (WHERE e.status = 'failed'),
+       coalesce(avg(1000 * extract(epoch FROM e.finished_at - e.started_at)), 0)::float8,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (
+           ORDER BY 1000 * extract(epoch FROM e.finished_at - e.started_at)), 0)::float8,
+       coalesce(percentile_cont(0.95) WITHIN GROUP (
+           ORDER BY 1000 * extract(epoch FROM e.finished_at - e.started_at)), 0)::float8
+  FROM charter.step_executions AS e
+ WHERE e.run_id LIKE %(prefix)s AND e.step_slug <> '$run' AND e.started_at IS NOT NULL
+ GROUP BY e.step_slug
+ ORDER BY min(e.id);

@@ -1,0 +1,11 @@
+-- The idempotency key of one task of a step (WF-02): stable across attempts, so a handler can
+-- hand it to the outside world, and the key of its completion receipt.
+CREATE OR REPLACE FUNCTION charter._idempotency_key(p_run_id text, p_step_slug text, p_task_index integer)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = ''
+AS $$
+    SELECT encode(sha256(convert_to(p_run_id || ':' || p_step_slug || ':' || p_task_index, 'UTF8')), 'hex')
+$$;

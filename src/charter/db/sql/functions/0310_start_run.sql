@@ -1,0 +1,87 @@
+-- Starts a run of the flow's current version: the run row, one readiness row per step (and
+-- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
+-- the same id with the same flow and input returns the existing run; with another flow or
+-- input it is RUN_ID_CONFLICT. Returns {"runId", "created", "status", "versionId"}.
+CREATE OR REPLACE FUNCTION charter.start_run(
+    p_flow_slug text,
+    p_input jsonb,
+    p_run_id text DEFAULT NULL,
+    p_org_id text DEFAULT 'default'
+)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_input      jsonb := coalesce(p_input, 'null'::jsonb);
+    v_version_id text;
+    v_run_id     text := coalesce(p_run_id, gen_random_uuid()::text);
+    v_existing   charter.runs;
+    v_step       record;
+BEGIN
+    SELECT w.current_version_id INTO v_version_id
+      FROM charter.workflows AS w WHERE w.slug = p_flow_slug;
+    IF v_version_id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH003',
+            MESSAGE = format('Flow %L is not in the database', p_flow_slug),
+            HINT = 'Start a worker for it (charter worker MODULE) or publish it (charter deploy MODULE) first.';
+    END IF;
+    IF length(v_run_id) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH008',
+            MESSAGE = format('Run id %L must be 1 to 200 characters long', v_run_id),
+            HINT = 'Pass a shorter run id, or none to get a generated one.';
+    END IF;
+    FOR v_step IN
+        SELECT s.slug FROM charter.flow_steps AS s
+         WHERE s.version_id = v_version_id AND s.step_type = 'map'
+           AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                            WHERE d.version_id = s.version_id AND d.step_slug = s.slug)
+    LOOP
+        IF jsonb_typeof(v_input) <> 'array' THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH008',
+                MESSAGE = format('Flow %L maps step %L over the run input, so the input must be a JSON array, not %s',
+                                 p_flow_slug, v_step.slug, jsonb_typeof(v_input)),
+                HINT = 'Start the run with a list as its input.';
+        END IF;
+    END LOOP;
+
+    INSERT INTO charter.runs (id, org_id, workflow_slug, version_id, input)
+    VALUES (v_run_id, p_org_id, p_flow_slug, v_version_id, v_input)
+    ON CONFLICT (id) DO NOTHING;
+    IF NOT FOUND THEN
+        SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id;
+        IF v_existing.workflow_slug <> p_flow_slug OR v_existing.input <> v_input THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH006',
+                MESSAGE = format('Run %L already exists with %s', v_run_id,
+                    CASE WHEN v_existing.workflow_slug <> p_flow_slug
+                         THEN format('flow %L, not %L', v_existing.workflow_slug, p_flow_slug)
+                         ELSE 'a different input' END),
+                HINT = 'A run id names one run: reuse it only to start that same run again (same flow and input), or choose a new id.';
+        END IF;
+        RETURN jsonb_build_object('runId', v_run_id, 'created', false,
+                                  'status', v_existing.status, 'versionId', v_existing.version_id);
+    END IF;
+
+    INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
+    SELECT v_run_id, s.slug, p_org_id,
+           (SELECT count(*) FROM charter.flow_step_deps AS d
+             WHERE d.version_id = s.version_id AND d.step_slug = s.slug)
+      FROM charter.flow_steps AS s WHERE s.version_id = v_version_id
+    UNION ALL
+    SELECT v_run_id, '$end', p_org_id, count(*)
+      FROM charter.flow_steps AS s
+     WHERE s.version_id = v_version_id
+       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                        WHERE d.version_id = s.version_id AND d.dep_slug = s.slug);
+
+    FOR v_step IN
+        SELECT s.step_slug FROM charter.step_states AS s
+         WHERE s.run_id = v_run_id AND s.required = 0 ORDER BY s.step_slug
+    LOOP
+        PERFORM charter._start_step(v_run_id, v_step.step_slug, v_input);
+    END LOOP;
+    RETURN jsonb_build_object('runId', v_run_id, 'created', true,
+                              'status', (SELECT r.status FROM charter.runs AS r WHERE r.id = v_run_id),
+                              'versionId', v_version_id);
+END;
+$$;

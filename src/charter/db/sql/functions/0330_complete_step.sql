@@ -1,0 +1,57 @@
+-- A step finished with p_output: write it to each successor's inbox, count the arrival, start
+-- successors that became ready (exactly once: when arrivals reach required), and complete the
+-- run when $end has heard from every leaf step. Runs under the run's advisory lock.
+CREATE OR REPLACE FUNCTION charter._complete_step(p_run_id text, p_step_slug text, p_output jsonb)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_run       charter.runs;
+    v_target    text;
+    v_arrivals  integer;
+    v_required  integer;
+    v_any       boolean := false;
+BEGIN
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    UPDATE charter.step_states
+       SET status = 'completed', remaining_tasks = 0, completed_at = now()
+     WHERE run_id = p_run_id AND step_slug = p_step_slug;
+
+    FOR v_target IN
+        SELECT d.step_slug FROM charter.flow_step_deps AS d
+         WHERE d.version_id = v_run.version_id AND d.dep_slug = p_step_slug
+        UNION ALL
+        SELECT '$end' WHERE NOT EXISTS (
+            SELECT 1 FROM charter.flow_step_deps AS d
+             WHERE d.version_id = v_run.version_id AND d.dep_slug = p_step_slug)
+        ORDER BY 1
+    LOOP
+        INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
+        VALUES (p_run_id, v_target, p_step_slug, v_run.org_id, p_output);
+        UPDATE charter.step_states
+           SET arrivals = arrivals + 1
+         WHERE run_id = p_run_id AND step_slug = v_target AND arrivals < required
+        RETURNING arrivals, required INTO v_arrivals, v_required;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH009',
+                MESSAGE = format('Readiness overflow: step %L of run %L received more arrivals than it has dependencies', v_target, p_run_id),
+                HINT = 'This is a bug in charter; the transaction was rolled back and nothing changed.';
+        END IF;
+        CONTINUE WHEN v_arrivals < v_required;
+        IF v_target = '$end' THEN
+            UPDATE charter.step_states SET status = 'completed', completed_at = now()
+             WHERE run_id = p_run_id AND step_slug = '$end';
+            UPDATE charter.runs
+               SET status = 'completed', finished_at = now(), updated_at = now(),
+                   output = (SELECT jsonb_object_agg(i.source_step, i.value)
+                               FROM charter.inbox AS i
+                              WHERE i.run_id = p_run_id AND i.target_step = '$end')
+             WHERE id = p_run_id AND status = 'running';
+            PERFORM pg_notify('charter_runs', p_run_id);
+        ELSE
+            PERFORM charter._start_step(p_run_id, v_target, p_output);
+        END IF;
+    END LOOP;
+END;
+$$;

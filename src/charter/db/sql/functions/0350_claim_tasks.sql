@@ -1,0 +1,107 @@
+-- Claims up to p_limit tasks of the given flows for a worker: queued tasks whose time has
+-- come and started tasks whose lease expired (a crashed worker's), in one index scan with
+-- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
+-- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
+-- instead. Returns what the handler needs: the run input, the dependencies' outputs by
+-- name (single steps) or the element (map steps), the idempotency key and the timeout.
+CREATE OR REPLACE FUNCTION charter.claim_tasks(
+    p_worker_id text,
+    p_flows text[],
+    p_limit integer,
+    p_lease_seconds integer DEFAULT 30
+)
+RETURNS TABLE (
+    task_id bigint,
+    run_id text,
+    flow_slug text,
+    step_slug text,
+    task_index integer,
+    attempt integer,
+    delivery_token uuid,
+    idempotency_key text,
+    run_input jsonb,
+    inputs jsonb,
+    item jsonb,
+    timeout_seconds integer
+)
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_ids     bigint[];
+    v_expired record;
+    v_final   boolean;
+    v_error   jsonb;
+BEGIN
+    SELECT coalesce(array_agg(t.id), '{}') INTO v_ids FROM (
+        SELECT t.id FROM charter.tasks AS t
+         WHERE t.workflow_slug = ANY (p_flows)
+           AND t.status IN ('queued', 'started')
+           AND t.available_at <= now()
+         ORDER BY t.available_at
+         LIMIT p_limit
+           FOR UPDATE SKIP LOCKED) AS t;
+
+    -- The rare path: leases that expired. The attempt they had is recorded as failed.
+    FOR v_expired IN
+        SELECT t.* FROM charter.tasks AS t WHERE t.id = ANY (v_ids) AND t.status = 'started'
+    LOOP
+        v_final := v_expired.attempts >= v_expired.max_attempts;
+        -- Failing the run needs the run lock; never wait for it while holding task locks.
+        IF v_final AND NOT pg_try_advisory_xact_lock(hashtextextended(v_expired.run_id, 0)) THEN
+            v_ids := array_remove(v_ids, v_expired.id);
+            CONTINUE;
+        END IF;
+        v_error := jsonb_build_object(
+            'type', 'LeaseExpired',
+            'message', format('Worker %s stopped renewing the lease of this attempt (it crashed, hung or lost its connection)', v_expired.worker_id),
+            'step', v_expired.step_slug, 'taskIndex', v_expired.task_index, 'attempt', v_expired.attempts);
+        INSERT INTO charter.step_executions (
+            org_id, run_id, step_slug, task_index, attempt, status, terminal, worker_id, started_at, error)
+        VALUES (v_expired.org_id, v_expired.run_id, v_expired.step_slug, v_expired.task_index,
+                v_expired.attempts, 'failed', v_final, v_expired.worker_id, v_expired.started_at, v_error);
+        IF v_final THEN
+            v_ids := array_remove(v_ids, v_expired.id);
+            UPDATE charter.tasks SET status = 'failed', available_at = NULL WHERE id = v_expired.id;
+            PERFORM charter._fail_run(v_expired.run_id, v_expired.step_slug, v_error);
+        END IF;
+    END LOOP;
+
+    RETURN QUERY
+    WITH claimed AS (
+        UPDATE charter.tasks AS t
+           SET status = 'started',
+               attempts = t.attempts + 1,
+               delivery_token = gen_random_uuid(),
+               available_at = now() + make_interval(secs => p_lease_seconds),
+               worker_id = p_worker_id,
+               started_at = now()
+         WHERE t.id = ANY (v_ids)
+        RETURNING t.id, t.run_id, t.workflow_slug, t.step_slug, t.task_index, t.attempts,
+                  t.delivery_token
+    )
+    SELECT c.id, c.run_id, c.workflow_slug, c.step_slug, c.task_index, c.attempts,
+           c.delivery_token,
+           charter._idempotency_key(c.run_id, c.step_slug, c.task_index),
+           r.input,
+           CASE WHEN s.step_type = 'single' THEN
+               coalesce((SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i
+                          WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
+                            AND i.spread_index = -1), '{}'::jsonb)
+           END,
+           CASE WHEN s.step_type = 'map' THEN
+               coalesce((SELECT i.value FROM charter.inbox AS i
+                          WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
+                            AND i.source_step <> c.step_slug AND i.spread_index = -1),
+                        r.input) -> c.task_index
+           END,
+           coalesce(s.opt_timeout, v.opt_timeout,
+                    (charter.flow_option_defaults()->>'timeout')::integer)
+      FROM claimed AS c
+      JOIN charter.runs AS r ON r.id = c.run_id
+      JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug
+      JOIN charter.workflow_versions AS v ON v.id = r.version_id
+     ORDER BY c.id;
+END;
+$$;

@@ -1,0 +1,112 @@
+-- Completes one claimed task: the single completion transaction of seed 004. Under the
+-- run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'), receipt
+-- first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row (WF-09),
+-- then the effects. A map task's result goes to its step's inbox at its index; the last
+-- one aggregates them in index order. Returns 'completed' or 'stale'.
+CREATE OR REPLACE FUNCTION charter._complete_one(
+    p_task_id bigint,
+    p_token uuid,
+    p_output jsonb,
+    p_worker_id text
+)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_run_id    text;
+    v_task      charter.tasks;
+    v_type      text;
+    v_remaining integer;
+BEGIN
+    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended(v_run_id, 0));
+    UPDATE charter.tasks
+       SET status = 'completed', available_at = NULL
+     WHERE id = p_task_id AND delivery_token = p_token AND status = 'started'
+    RETURNING * INTO v_task;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
+    VALUES (v_run_id, charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index), v_task.org_id)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    INSERT INTO charter.step_executions (
+        org_id, run_id, step_slug, task_index, attempt, status, terminal, idempotency_key,
+        worker_id, started_at, output)
+    VALUES (v_task.org_id, v_run_id, v_task.step_slug, v_task.task_index, v_task.attempts,
+            'completed', true, charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index),
+            coalesce(p_worker_id, v_task.worker_id), v_task.started_at, p_output);
+
+    SELECT s.step_type INTO v_type
+      FROM charter.runs AS r
+      JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
+     WHERE r.id = v_run_id;
+    IF v_type = 'single' THEN
+        PERFORM charter._complete_step(v_run_id, v_task.step_slug, p_output);
+        RETURN 'completed';
+    END IF;
+    INSERT INTO charter.inbox (run_id, target_step, source_step, spread_index, org_id, value)
+    VALUES (v_run_id, v_task.step_slug, v_task.step_slug, v_task.task_index, v_task.org_id, p_output);
+    UPDATE charter.step_states SET remaining_tasks = remaining_tasks - 1
+     WHERE run_id = v_run_id AND step_slug = v_task.step_slug
+    RETURNING remaining_tasks INTO v_remaining;
+    IF v_remaining = 0 THEN
+        PERFORM charter._complete_step(v_run_id, v_task.step_slug, (
+            SELECT jsonb_agg(i.value ORDER BY i.spread_index) FROM charter.inbox AS i
+             WHERE i.run_id = v_run_id AND i.target_step = v_task.step_slug
+               AND i.source_step = v_task.step_slug));
+    END IF;
+    RETURN 'completed';
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter.complete_task(
+    p_task_id bigint,
+    p_token uuid,
+    p_output jsonb,
+    p_worker_id text DEFAULT NULL
+)
+RETURNS text
+LANGUAGE sql
+SET search_path = ''
+AS $$
+    SELECT charter._complete_one(p_task_id, p_token, coalesce(p_output, 'null'::jsonb), p_worker_id)
+$$;
+
+-- Group completion: several finished tasks in one transaction (one commit for all). Each is
+-- fenced and processed as complete_task would; runs are locked in id order, so two workers
+-- completing overlapping runs cannot deadlock. Returns each task's outcome.
+CREATE OR REPLACE FUNCTION charter.complete_tasks(
+    p_task_ids bigint[],
+    p_tokens uuid[],
+    p_outputs jsonb[],
+    p_worker_id text DEFAULT NULL
+)
+RETURNS TABLE (task_id bigint, outcome text)
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_item record;
+BEGIN
+    FOR v_item IN
+        SELECT u.id, u.token, u.output
+          FROM unnest(p_task_ids, p_tokens, p_outputs) AS u(id, token, output)
+          LEFT JOIN charter.tasks AS t ON t.id = u.id
+         ORDER BY t.run_id, u.id
+    LOOP
+        task_id := v_item.id;
+        outcome := charter._complete_one(v_item.id, v_item.token,
+                                         coalesce(v_item.output, 'null'::jsonb), p_worker_id);
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;

@@ -1,0 +1,106 @@
+-- Records a failed attempt. With attempts left (and not p_permanent) the task is queued
+-- again after base_delay * 2^(attempt-1) seconds, ±25% jitter: 'retrying'. Otherwise the
+-- step and the run fail with the error and the run's other tasks are cancelled: 'failed'.
+-- A fenced-out call changes nothing: 'stale'.
+CREATE OR REPLACE FUNCTION charter._fail_one(
+    p_task_id bigint,
+    p_token uuid,
+    p_error jsonb,
+    p_permanent boolean,
+    p_worker_id text
+)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_run_id text;
+    v_task   charter.tasks;
+    v_final  boolean;
+    v_error  jsonb;
+    v_delay  numeric;
+BEGIN
+    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended(v_run_id, 0));
+    SELECT * INTO v_task FROM charter.tasks AS t
+     WHERE t.id = p_task_id AND t.delivery_token = p_token AND t.status = 'started'
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    v_final := p_permanent OR v_task.attempts >= v_task.max_attempts;
+    v_error := coalesce(p_error, '{}'::jsonb) || jsonb_build_object(
+        'step', v_task.step_slug, 'taskIndex', v_task.task_index, 'attempt', v_task.attempts);
+    INSERT INTO charter.step_executions (
+        org_id, run_id, step_slug, task_index, attempt, status, terminal, worker_id,
+        started_at, error)
+    VALUES (v_task.org_id, v_run_id, v_task.step_slug, v_task.task_index, v_task.attempts,
+            'failed', v_final, coalesce(p_worker_id, v_task.worker_id), v_task.started_at, v_error);
+    IF NOT v_final THEN
+        SELECT coalesce(s.opt_base_delay, v.opt_base_delay,
+                        (charter.flow_option_defaults()->>'baseDelay')::integer)
+               * power(2, v_task.attempts - 1) * (0.75 + random() * 0.5)
+          INTO v_delay
+          FROM charter.runs AS r
+          JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
+          JOIN charter.workflow_versions AS v ON v.id = r.version_id
+         WHERE r.id = v_run_id;
+        UPDATE charter.tasks
+           SET status = 'queued', delivery_token = NULL, worker_id = NULL,
+               available_at = now() + make_interval(secs => v_delay::double precision)
+         WHERE id = p_task_id;
+        PERFORM pg_notify('charter_tasks', v_task.workflow_slug);
+        RETURN 'retrying';
+    END IF;
+    UPDATE charter.tasks SET status = 'failed', available_at = NULL WHERE id = p_task_id;
+    PERFORM charter._fail_run(v_run_id, v_task.step_slug, v_error);
+    RETURN 'failed';
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter.fail_task(
+    p_task_id bigint,
+    p_token uuid,
+    p_error jsonb,
+    p_permanent boolean DEFAULT false,
+    p_worker_id text DEFAULT NULL
+)
+RETURNS text
+LANGUAGE sql
+SET search_path = ''
+AS $$
+    SELECT charter._fail_one(p_task_id, p_token, p_error, coalesce(p_permanent, false), p_worker_id)
+$$;
+
+-- Several failed attempts in one transaction, runs locked in id order (see complete_tasks).
+CREATE OR REPLACE FUNCTION charter.fail_tasks(
+    p_task_ids bigint[],
+    p_tokens uuid[],
+    p_errors jsonb[],
+    p_permanent boolean[],
+    p_worker_id text DEFAULT NULL
+)
+RETURNS TABLE (task_id bigint, outcome text)
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_item record;
+BEGIN
+    FOR v_item IN
+        SELECT u.id, u.token, u.error, u.permanent
+          FROM unnest(p_task_ids, p_tokens, p_errors, p_permanent) AS u(id, token, error, permanent)
+          LEFT JOIN charter.tasks AS t ON t.id = u.id
+         ORDER BY t.run_id, u.id
+    LOOP
+        task_id := v_item.id;
+        outcome := charter._fail_one(v_item.id, v_item.token, v_item.error,
+                                     coalesce(v_item.permanent, false), p_worker_id);
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;

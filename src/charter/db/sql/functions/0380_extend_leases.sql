@@ -1,0 +1,27 @@
+-- A worker's heartbeat: renews the leases of the tasks it still holds (matched by
+-- delivery_token) and its row in charter.workers. Returns the ids it still holds; a task
+-- missing from the answer was cancelled or taken over, so its result would be stale.
+CREATE OR REPLACE FUNCTION charter.extend_leases(
+    p_worker_id text,
+    p_task_ids bigint[],
+    p_tokens uuid[],
+    p_lease_seconds integer DEFAULT 30
+)
+RETURNS bigint[]
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_held bigint[];
+BEGIN
+    UPDATE charter.workers SET last_heartbeat_at = now() WHERE id = p_worker_id;
+    WITH renewed AS (
+        UPDATE charter.tasks AS t
+           SET available_at = now() + make_interval(secs => p_lease_seconds)
+          FROM unnest(p_task_ids, p_tokens) AS u(id, token)
+         WHERE t.id = u.id AND t.delivery_token = u.token AND t.status = 'started'
+        RETURNING t.id)
+    SELECT coalesce(array_agg(renewed.id), '{}') INTO v_held FROM renewed;
+    RETURN v_held;
+END;
+$$;

@@ -1,0 +1,38 @@
+-- Cancels a running run: its queued and started tasks are cancelled (late results are then
+-- stale), its ready steps marked cancelled, and a $run evidence row records it. Cancelling a
+-- cancelled run is a no-op; a completed or failed run cannot be cancelled. Returns the status.
+CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_run charter.runs;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_run_id, 0));
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L does not exist', p_run_id),
+            HINT = 'Check the run id (charter status RUN_ID, or list runs with the client).';
+    END IF;
+    IF v_run.status = 'cancelled' THEN
+        RETURN 'cancelled';
+    END IF;
+    IF v_run.status <> 'running' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH007',
+            MESSAGE = format('Run %L is %s; only a running run can be cancelled', p_run_id, v_run.status),
+            HINT = CASE WHEN v_run.status = 'failed' THEN 'A failed run can be retried (charter retry) instead.'
+                        ELSE 'There is nothing left to cancel.' END;
+    END IF;
+    UPDATE charter.runs SET status = 'cancelled', finished_at = now(), updated_at = now()
+     WHERE id = p_run_id;
+    UPDATE charter.tasks SET status = 'cancelled', available_at = NULL
+     WHERE run_id = p_run_id AND status IN ('queued', 'started');
+    UPDATE charter.step_states SET status = 'cancelled'
+     WHERE run_id = p_run_id AND status = 'ready';
+    INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
+    VALUES (v_run.org_id, p_run_id, '$run', 'cancelled', true);
+    PERFORM pg_notify('charter_runs', p_run_id);
+    RETURN 'cancelled';
+END;
+$$;

@@ -1,0 +1,53 @@
+-- Resumes a failed run from where it stopped: completed steps (and completed map elements)
+-- are kept; the failed step and the steps cancelled with it are queued again with fresh
+-- attempts. A $run evidence row records the retry. Returns the new status ('running').
+CREATE OR REPLACE FUNCTION charter.retry_run(p_run_id text)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_run  charter.runs;
+    v_step record;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_run_id, 0));
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L does not exist', p_run_id),
+            HINT = 'Check the run id (charter status RUN_ID, or list runs with the client).';
+    END IF;
+    IF v_run.status <> 'failed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH007',
+            MESSAGE = format('Run %L is %s; only a failed run can be retried', p_run_id, v_run.status),
+            HINT = CASE WHEN v_run.status = 'cancelled' THEN 'Start a new run instead.'
+                        WHEN v_run.status = 'running' THEN 'Wait for it to finish.'
+                        ELSE 'It already completed.' END;
+    END IF;
+    UPDATE charter.runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now()
+     WHERE id = p_run_id;
+    INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
+    VALUES (v_run.org_id, p_run_id, '$run', 'retried', true);
+    FOR v_step IN
+        SELECT s.step_slug FROM charter.step_states AS s
+         WHERE s.run_id = p_run_id AND s.status IN ('failed', 'cancelled')
+         ORDER BY s.step_slug
+    LOOP
+        -- Queues the step's missing tasks (or fails the run again, e.g. a map whose source
+        -- is still not an array, after which the remaining steps stay cancelled).
+        PERFORM charter._start_step(p_run_id, v_step.step_slug, coalesce(
+            (SELECT i.value FROM charter.inbox AS i
+              WHERE i.run_id = p_run_id AND i.target_step = v_step.step_slug
+                AND i.source_step <> v_step.step_slug AND i.spread_index = -1),
+            v_run.input));
+        IF (SELECT r.status FROM charter.runs AS r WHERE r.id = p_run_id) = 'running' THEN
+            UPDATE charter.tasks
+               SET status = 'queued', attempts = 0, available_at = now(), delivery_token = NULL,
+                   worker_id = NULL
+             WHERE run_id = p_run_id AND step_slug = v_step.step_slug
+               AND status IN ('failed', 'cancelled');
+        END IF;
+    END LOOP;
+    PERFORM pg_notify('charter_tasks', v_run.workflow_slug);
+    RETURN (SELECT r.status FROM charter.runs AS r WHERE r.id = p_run_id);
+END;
+$$;

@@ -1,0 +1,16 @@
+-- The live projection of a run (runs + step_states) as JSON, in the same form as
+-- compute_run_projection(), so the two can be compared (WF-15).
+CREATE OR REPLACE FUNCTION charter.run_projection(p_run_id text)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT jsonb_build_object(
+        'status', r.status, 'output', r.output, 'error', r.error,
+        'steps', (SELECT jsonb_object_agg(s.step_slug, jsonb_build_object(
+                             'status', s.status, 'required', s.required, 'arrivals', s.arrivals,
+                             'initialTasks', s.initial_tasks, 'remainingTasks', s.remaining_tasks))
+                    FROM charter.step_states AS s WHERE s.run_id = r.id))
+      FROM charter.runs AS r WHERE r.id = p_run_id
+$$;

@@ -1,0 +1,25 @@
+CREATE TABLE charter.runs (
+    id            text        NOT NULL,
+    org_id        text        NOT NULL DEFAULT 'default',
+    workflow_slug text        NOT NULL,
+    version_id    text        NOT NULL,
+    status        text        NOT NULL DEFAULT 'running',
+    input         jsonb       NOT NULL,
+    output        jsonb,
+    error         jsonb,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    finished_at   timestamptz,
+    updated_at    timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT runs_pkey PRIMARY KEY (id),
+    CONSTRAINT runs_version_fkey FOREIGN KEY (version_id)
+        REFERENCES charter.workflow_versions (id),
+    CONSTRAINT run_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
+    CONSTRAINT run_status_is_known
+        CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+    CONSTRAINT finished_runs_have_finished_at CHECK ((status = 'running') = (finished_at IS NULL))
+);
+
+COMMENT ON TABLE charter.runs IS
+    'One row per run: a projection of step_executions that charter.rebuild_run_projection() reproduces (WF-15).';
+
+CREATE INDEX runs_workflow_status_idx ON charter.runs (workflow_slug, status, created_at);

@@ -1,0 +1,29 @@
+CREATE TABLE charter.tasks (
+    id             bigint      GENERATED ALWAYS AS IDENTITY,
+    org_id         text        NOT NULL DEFAULT 'default',
+    run_id         text        NOT NULL,
+    workflow_slug  text        NOT NULL,
+    step_slug      text        NOT NULL,
+    task_index     integer     NOT NULL DEFAULT 0,
+    status         text        NOT NULL DEFAULT 'queued',
+    attempts       integer     NOT NULL DEFAULT 0,
+    max_attempts   integer     NOT NULL,
+    available_at   timestamptz,
+    delivery_token uuid,
+    worker_id      text,
+    started_at     timestamptz,
+    CONSTRAINT tasks_pkey PRIMARY KEY (id),
+    CONSTRAINT tasks_run_step_index_unique UNIQUE (run_id, step_slug, task_index),
+    CONSTRAINT task_status_is_known
+        CHECK (status IN ('queued', 'started', 'completed', 'failed', 'cancelled')),
+    CONSTRAINT waiting_tasks_have_available_at
+        CHECK ((status IN ('queued', 'started')) = (available_at IS NOT NULL)),
+    CONSTRAINT started_tasks_have_token CHECK (status <> 'started' OR delivery_token IS NOT NULL)
+);
+
+COMMENT ON TABLE charter.tasks IS
+    'The queue: one small row per task; available_at is when a queued task may run or a started task''s lease ends.';
+
+-- The claim query: queued tasks whose time has come and started tasks whose lease expired.
+CREATE INDEX tasks_claim_idx ON charter.tasks (workflow_slug, available_at)
+    WHERE status IN ('queued', 'started');

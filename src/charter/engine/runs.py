@@ -1,0 +1,112 @@
+"""Runs as Python sees them, and the I/O-free half of every client call.
+
+Each client operation is a named query with its parameters plus a function that turns the
+row into a result; :mod:`charter.client` runs them on a sync or an async connection, so the
+logic is written once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from charter.errors import RunInputError
+
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    slug: str
+    step_type: str
+    status: str  # waiting | ready | completed | failed | cancelled
+    tasks: int | None  # 1 for a single step; the element count for a map
+    remaining_tasks: int | None
+    attempts: int
+    started_at: datetime | None
+    completed_at: datetime | None
+    error: dict[str, Any] | None
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at is None or self.completed_at is None:
+            return None
+        return (self.completed_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    flow: str
+    status: str  # running | completed | failed | cancelled
+    input: Any
+    output: Any
+    error: dict[str, Any] | None
+    version: int
+    version_id: str
+    created_at: datetime
+    finished_at: datetime | None
+    steps: list[StepInfo] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    def step(self, slug: str) -> StepInfo:
+        for info in self.steps:
+            if info.slug == slug:
+                return info
+        raise KeyError(f"run {self.id} has no step {slug!r}")
+
+
+def run_from_json(data: dict[str, Any]) -> Run:
+    return Run(
+        id=data["id"],
+        flow=data["flow"],
+        status=data["status"],
+        input=data["input"],
+        output=data["output"],
+        error=data["error"],
+        version=data["version"],
+        version_id=data["versionId"],
+        created_at=_time(data["createdAt"]),  # type: ignore[arg-type]
+        finished_at=_time(data["finishedAt"]),
+        steps=[
+            StepInfo(
+                slug=s["slug"],
+                step_type=s["stepType"],
+                status=s["status"],
+                tasks=s["tasks"],
+                remaining_tasks=s["remainingTasks"],
+                attempts=s["attempts"],
+                started_at=_time(s["startedAt"]),
+                completed_at=_time(s["completedAt"]),
+                error=s["error"],
+            )
+            for s in data["steps"]
+        ],
+    )
+
+
+def json_text(value: Any, what: str) -> str:
+    """``value`` as JSON text PostgreSQL's jsonb accepts, or RunInputError naming the problem."""
+    try:
+        text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        hint = "convert it to dicts, lists, strings, numbers, booleans and None"
+        if isinstance(value, float) and math.isnan(value):
+            hint = "replace NaN with null"
+        raise RunInputError(f"{what} is not JSON ({exc}); {hint}.") from None
+    if "\\u0000" in text:
+        raise RunInputError(
+            f"{what} contains the character U+0000, which PostgreSQL cannot store in JSON; "
+            "remove it or encode the data (e.g. base64)."
+        )
+    return text
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

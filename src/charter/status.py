@@ -1,0 +1,61 @@
+"""Showing a run to a person: `charter status`."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from charter.engine.runs import Run
+
+_STYLES = {
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "yellow",
+    "running": "cyan",
+    "ready": "cyan",
+    "waiting": "dim",
+}
+
+
+def render_run(run: Run) -> Group:
+    took = ""
+    if run.finished_at is not None:
+        took = f" in {(run.finished_at - run.created_at).total_seconds():.3f}s"
+    header = Text.assemble(
+        ("run ", ""),
+        (run.id, "bold"),
+        (f"  flow {run.flow} v{run.version}  ", ""),
+        (run.status, _STYLES.get(run.status, "")),
+        (took, ""),
+    )
+    table = Table(box=None, pad_edge=False)
+    for column in ("step", "type", "status", "tasks", "attempts", "started", "took", "error"):
+        table.add_column(column)
+    for step in run.steps:
+        tasks = (
+            ""
+            if step.tasks is None
+            else (f"{step.tasks - (step.remaining_tasks or 0)}/{step.tasks}")
+        )
+        error = ""
+        if step.error:
+            error = f"{step.error.get('type', '')}: {step.error.get('message', '')}"[:100]
+        table.add_row(
+            step.slug,
+            step.step_type,
+            Text(step.status, _STYLES.get(step.status, "")),
+            tasks,
+            str(step.attempts),
+            step.started_at.strftime("%H:%M:%S.%f")[:-3] if step.started_at else "",
+            f"{step.duration_s:.3f}s" if step.duration_s is not None else "",
+            error,
+        )
+    parts: list[Text | Table] = [header, table]
+    if run.status == "completed":
+        parts.append(Text("output: " + json.dumps(run.output, ensure_ascii=False)[:2000]))
+    if run.error:
+        parts.append(Text(f"error: {run.error.get('type')}: {run.error.get('message')}", "red"))
+    return Group(*parts)
