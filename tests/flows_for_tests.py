@@ -91,3 +91,34 @@ def shapes(draw: st.DrawFn, *, sort_dependencies: bool = False) -> dict[str, Any
             }
         )
     return {"options": draw(option_values), "steps": steps}
+
+
+def diamond(max_attempts: int = 2) -> Flow:
+    """seed fans out to a map and a single step; total joins both."""
+    flow = Flow("diamond", max_attempts=max_attempts, base_delay=0)
+
+    @flow.step
+    def seed(run: dict) -> list[int]:  # type: ignore[type-arg]
+        return list(range(run["n"]))
+
+    @flow.map(over=seed)
+    def square(item: int) -> int:
+        return item * item
+
+    @flow.step(depends_on=[seed])
+    def count(seed: list[int]) -> int:
+        return len(seed)
+
+    @flow.step(depends_on=[square, count])
+    def total(square: list[int], count: int) -> dict:  # type: ignore[type-arg]
+        return {"sum": sum(square), "count": count}
+
+    return flow
+
+
+def two_leaves() -> Flow:
+    flow = Flow("two_leaves")
+    a = flow.step(slug="a")(lambda run: run["x"])
+    flow.step(slug="b", depends_on=[a])(lambda a: a + 1)
+    flow.step(slug="c", depends_on=[a])(lambda a: a * 10)
+    return flow

@@ -1,0 +1,76 @@
+"""Every hot query uses the index made for it (checked with EXPLAIN on realistic data)."""
+
+import json
+
+from ..engine import install, start
+from ..flows_for_tests import diamond
+
+
+def _plan(conn, sql, params=()):
+    return json.dumps(conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()[0])
+
+
+def _populate(conn):
+    """A few real runs, plus bulk rows shaped like 20,000 finished runs' history."""
+    install(conn, diamond())
+    for _ in range(50):
+        start(conn, "diamond", {"n": 2})
+    conn.execute("""
+        INSERT INTO charter.runs (id, workflow_slug, version_id, status, input, finished_at)
+        SELECT 'old-' || r, 'diamond', (SELECT current_version_id FROM charter.workflows),
+               'completed', '{}', now() FROM generate_series(1, 20000) AS r""")
+    conn.execute("""
+        INSERT INTO charter.tasks (run_id, workflow_slug, step_slug, task_index, status,
+                                   max_attempts, available_at)
+        SELECT 'old-' || r, 'diamond', s, 0, 'completed', 3, NULL
+          FROM generate_series(1, 20000) AS r, unnest(ARRAY['seed', 'count', 'total']) AS s""")
+    conn.execute("""
+        INSERT INTO charter.inbox (run_id, target_step, source_step, value)
+        SELECT 'old-' || r, s, 'seed', '[1, 2]' FROM generate_series(1, 20000) AS r,
+               unnest(ARRAY['square', 'count', 'total']) AS s""")
+    conn.execute("""
+        INSERT INTO charter.step_receipts (run_id, idempotency_key)
+        SELECT 'old-' || r, md5(r::text) FROM generate_series(1, 20000) AS r""")
+    conn.execute("""
+        INSERT INTO charter.step_states (run_id, step_slug, required)
+        SELECT 'old-' || r, s, 0 FROM generate_series(1, 20000) AS r,
+               unnest(ARRAY['seed', 'count']) AS s""")
+    conn.execute("""
+        INSERT INTO charter.step_executions (run_id, step_slug, status, output)
+        SELECT 'old-' || r, 'seed', 'completed', '[1, 2]' FROM generate_series(1, 20000) AS r""")
+    conn.execute("ANALYZE")
+
+
+def test_the_claim_scan_uses_the_partial_claim_index(conn):
+    _populate(conn)
+    # The SELECT at the heart of charter.claim_tasks (0350_claim_tasks.sql).
+    plan = _plan(conn, """
+        SELECT t.id FROM charter.tasks AS t
+         WHERE t.workflow_slug = ANY (%s) AND t.status IN ('queued', 'started')
+           AND t.available_at <= now()
+         ORDER BY t.available_at LIMIT 10 FOR UPDATE SKIP LOCKED""", (["diamond"],))
+    assert "tasks_claim_idx" in plan
+
+
+def test_per_run_lookups_use_their_primary_keys(conn):
+    _populate(conn)
+    run_id = conn.execute("SELECT id FROM charter.runs LIMIT 1").fetchone()[0]
+    checks = {
+        "step_states_pkey": "SELECT * FROM charter.step_states WHERE run_id = %s AND "
+                            "step_slug = 'seed'",
+        "inbox_pkey": "SELECT * FROM charter.inbox WHERE run_id = %s AND target_step = 'total'",
+        "step_receipts_pkey": "SELECT 1 FROM charter.step_receipts WHERE run_id = %s AND "
+                              "idempotency_key = 'k'",
+        "tasks_run_step_index_unique": "SELECT * FROM charter.tasks WHERE run_id = %s AND "
+                                       "status IN ('queued', 'started')",
+        "runs_pkey": "SELECT * FROM charter.runs WHERE id = %s",
+    }
+    for index, sql in checks.items():
+        assert index in _plan(conn, sql, (run_id,)), f"{index} not used by: {sql}"
+
+
+def test_evidence_lookups_by_run_use_the_partitioned_index(conn):
+    _populate(conn)
+    plan = _plan(conn, "SELECT * FROM charter.step_executions WHERE run_id = %s AND "
+                       "step_slug = 'square'", ("x",))
+    assert "run_id_step_slug_task_index_idx" in plan or "step_executions_run_idx" in plan
