@@ -78,10 +78,10 @@ def _versions(db_url):
 
 def test_production_worker_compiles_a_missing_flow_then_verifies_it(tmp_path, empty_db_url):
     project = _project(tmp_path, V1)
-    first = _charter(project, empty_db_url, "worker", "shop.flows", **PRODUCTION)
+    first = _charter(project, empty_db_url, "worker", "shop.flows", "--check-only", **PRODUCTION)
     assert first.returncode == 0, first.stderr
     assert "flow 'orders' compiled (production mode)" in first.stderr
-    again = _charter(project, empty_db_url, "worker", "shop.flows:flow", **PRODUCTION)
+    again = _charter(project, empty_db_url, "worker", "shop.flows:flow", "--check-only", **PRODUCTION)
     assert again.returncode == 0, again.stderr
     assert "flow 'orders' verified (production mode)" in again.stderr
     assert _versions(empty_db_url) == [(1, 3)]
@@ -89,9 +89,9 @@ def test_production_worker_compiles_a_missing_flow_then_verifies_it(tmp_path, em
 
 def test_production_worker_refuses_a_changed_flow_listing_every_difference(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", **PRODUCTION).returncode == 0
+    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode == 0
     _project(tmp_path, V2_PRICE_NOT_MAPPED)
-    failed = _charter(project, db_url, "worker", "shop.flows", **PRODUCTION)
+    failed = _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION)
     assert failed.returncode == 1
     assert "FLOW_SHAPE_MISMATCH" in failed.stderr
     assert "Step 'invoice' is in the code but not in the database" in failed.stderr
@@ -103,9 +103,9 @@ def test_production_worker_refuses_a_changed_flow_listing_every_difference(tmp_p
 
 def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", **DEVELOPMENT).returncode == 0
+    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT).returncode == 0
     _project(tmp_path, V2)
-    result = _charter(project, db_url, "worker", "shop.flows", **DEVELOPMENT)
+    result = _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT)
     assert result.returncode == 0, result.stderr
     assert "flow 'orders' recompiled (development mode)" in result.stderr
     assert "Step 'invoice' is in the code but not in the database" in result.stderr
@@ -114,14 +114,14 @@ def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
 
 def test_deploy_and_worker_deploy_publish_new_versions(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", **PRODUCTION).returncode == 0
+    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode == 0
     _project(tmp_path, V2)
     deployed = _charter(project, db_url, "deploy", "shop.flows", **PRODUCTION)
     assert deployed.returncode == 0, deployed.stderr
     assert "flow 'orders': deployed (version 2" in deployed.stdout
     assert _versions(db_url) == [(1, 3), (2, 4)]
     _project(tmp_path, V1)  # back to the first shape: a third version, via the worker flag
-    flagged = _charter(project, db_url, "worker", "shop.flows", "--deploy", **PRODUCTION)
+    flagged = _charter(project, db_url, "worker", "shop.flows", "--deploy", "--check-only", **PRODUCTION)
     assert flagged.returncode == 0, flagged.stderr
     assert "flow 'orders' deployed" in flagged.stderr
     assert _versions(db_url) == [(1, 3), (2, 4), (3, 3)]
@@ -136,7 +136,7 @@ def test_compile_prints_sql_that_publishes_the_flow(tmp_path, db_url):
         status = conn.execute(printed.stdout).fetchone()[0]["status"]
         assert status == "compiled"
         assert conn.execute(printed.stdout).fetchone()[0]["status"] == "verified"
-    again = _charter(project, db_url, "worker", "shop.flows", **PRODUCTION)
+    again = _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION)
     assert "flow 'orders' verified" in again.stderr
 
 
@@ -158,7 +158,7 @@ def test_compile_prints_sql_that_publishes_the_flow(tmp_path, db_url):
 )
 def test_bad_flow_modules_are_one_clear_error(tmp_path, db_url, source, spec, code, fragment):
     project = _project(tmp_path, source)
-    result = _charter(project, db_url, "worker", spec, **PRODUCTION)
+    result = _charter(project, db_url, "worker", spec, "--check-only", **PRODUCTION)
     assert result.returncode == 1
     assert code in result.stderr and fragment in result.stderr
     assert "Traceback" not in result.stderr
@@ -169,7 +169,7 @@ def test_worker_on_the_embedded_default_runs_in_development_mode(tmp_path):
     env = charter_env(CHARTER_DATA_DIR=str(tmp_path / "pg"))
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "charter", "worker", "shop.flows"],
+            [sys.executable, "-m", "charter", "worker", "shop.flows", "--check-only"],
             capture_output=True,
             text=True,
             cwd=project,

@@ -1,0 +1,182 @@
+"""The worker running real handlers in-process: results, timeouts, context, bad input."""
+
+import asyncio
+import threading
+import time
+
+import psycopg
+
+from charter import Flow
+from charter.client import Client
+
+from ..engine import evidence
+from ..flows_for_tests import analyze_site, diamond
+from ..workers import running_worker
+
+
+def test_a_worker_runs_a_flow_with_a_map_and_a_fan_in_end_to_end(db_url):
+    flow = analyze_site()
+    with running_worker(db_url, flow), Client(db_url) as client:
+        run_id = client.start(flow, {"pages": ["a", "bb", "ccc"]})
+        run = client.wait(run_id, timeout=30)
+    assert run.status == "completed"
+    assert run.output == {"report": {"summary": "3 pages", "total": 6.0}}
+    assert [(s.slug, s.status, s.tasks, s.attempts) for s in run.steps] == [
+        ("fetch", "completed", 1, 1), ("score", "completed", 3, 3),
+        ("summarize", "completed", 1, 1), ("report", "completed", 1, 1)]
+
+
+def test_a_slot_frees_as_soon_as_its_task_finishes(db_url):
+    flow = Flow("slots")
+
+    @flow.map(over="run")
+    async def work(item: str) -> str:
+        await asyncio.sleep(1.5 if item == "slow" else 0.01)
+        return item
+
+    with running_worker(db_url, flow, concurrency=2, batch_size=2), Client(db_url) as client:
+        run_id = client.start(flow, ["slow"] + [f"fast{n}" for n in range(12)])
+        assert client.wait(run_id, timeout=30).status == "completed"
+    with psycopg.connect(db_url) as conn:
+        finished = dict(conn.execute(
+            "SELECT task_index, finished_at FROM charter.step_executions WHERE run_id = %s",
+            (run_id,)).fetchall())
+    slow = finished.pop(0)
+    assert max(finished.values()) < slow  # the fast ones did not wait for the slow one
+
+
+def test_a_step_that_overruns_its_timeout_is_failed_and_retried(db_url):
+    flow = Flow("timeouts", max_attempts=2, base_delay=0)
+    seen = []
+
+    @flow.step(timeout=1)
+    async def slow_first(run, ctx):
+        seen.append(ctx.attempt)
+        if ctx.attempt == 1:
+            await asyncio.sleep(5)
+        return "second attempt"
+
+    with running_worker(db_url, flow), Client(db_url) as client:
+        started = time.monotonic()
+        run = client.wait(client.start(flow, {}), timeout=30)
+    assert run.status == "completed" and run.output == {"slow_first": "second attempt"}
+    assert seen == [1, 2] and time.monotonic() - started < 5
+    with psycopg.connect(db_url) as conn:
+        first = conn.execute("SELECT error FROM charter.step_executions WHERE run_id = %s AND "
+                             "status = 'failed'", (run.id,)).fetchone()[0]
+    assert first["type"] == "Timeout" and "timeout of 1s" in first["message"]
+
+
+def test_the_context_carries_a_key_that_is_stable_across_attempts(db_url):
+    flow = Flow("keys", max_attempts=3, base_delay=0)
+    calls = []
+    lock = threading.Lock()
+
+    @flow.map(over="run")
+    def charge(item, ctx):
+        with lock:
+            calls.append((item, ctx.attempt, ctx.idempotency_key, ctx.run_id, ctx.step))
+        if ctx.attempt == 1:
+            raise ConnectionError("payment API timed out")
+        return item
+
+    with running_worker(db_url, flow), Client(db_url) as client:
+        run = client.wait(client.start(flow, ["a", "b"]), timeout=30)
+    assert run.status == "completed"
+    keys = {item: {key for i, _, key, _, _ in calls if i == item} for item in ("a", "b")}
+    assert len(keys["a"]) == 1 and len(keys["b"]) == 1 and keys["a"] != keys["b"]
+    assert sorted((i, a) for i, a, *_ in calls) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    assert {(r, s) for *_, r, s in calls} == {(run.id, "charge")}
+
+
+def _failed(db_url, flow, run_input):
+    with running_worker(db_url, flow), Client(db_url) as client:
+        run = client.wait(client.start(flow, run_input), timeout=30)
+    assert run.status == "failed"
+    return run
+
+
+def test_input_that_fails_the_type_hints_is_a_recorded_error_not_retried(db_url):
+    flow = Flow("typed", max_attempts=3, base_delay=0)
+
+    @flow.step
+    def total(run: list[int]) -> int:
+        return sum(run)
+
+    run = _failed(db_url, flow, {"not": "a list"})
+    assert run.error["code"] == "STEP_INPUT_INVALID" and "the run input" in run.error["message"]
+    assert run.steps[0].attempts == 1
+
+
+def test_bad_outputs_and_huge_errors_are_recorded_and_never_wedge_a_run(db_url):
+    flow = Flow("misbehaving", max_attempts=2, base_delay=0)
+
+    @flow.step
+    def act(run):
+        case = run["case"]
+        if case == "set":
+            return {1, 2}
+        if case == "object":
+            return object()
+        if case == "nan":
+            return float("nan")
+        if case == "nul":
+            return "a\x00b"
+        raise ValueError("x" * 1_000_000)
+
+    expected = {"set": "STEP_OUTPUT_INVALID", "object": "STEP_OUTPUT_INVALID",
+                "nan": "STEP_OUTPUT_INVALID", "nul": "STEP_OUTPUT_INVALID", "huge": None}
+    with running_worker(db_url, flow), Client(db_url) as client:
+        runs = {case: client.start(flow, {"case": case}) for case in expected}
+        results = {case: client.wait(run_id, timeout=30) for case, run_id in runs.items()}
+    for case, code in expected.items():
+        run = results[case]
+        assert run.status == "failed", case
+        assert run.error.get("code") == code, case
+        assert run.steps[0].attempts == (1 if code else 2), case
+    huge = results["huge"].error
+    assert huge["type"] == "ValueError" and len(huge["message"]) < 2_100
+    assert "more characters" in huge["message"]
+
+
+def test_a_run_on_a_version_whose_step_left_the_code_fails_clearly(db_url):
+    old = Flow("renamed")
+    old.step(slug="old_name")(lambda run: 1)
+    new = Flow("renamed")
+    new.step(slug="new_name")(lambda run: 2)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        from charter.engine.flows import deploy_flow
+
+        deploy_flow(conn, old)
+        run_id = conn.execute("SELECT charter.start_run('renamed', '{}')").fetchone()[0]["runId"]
+        deploy_flow(conn, new)
+    with running_worker(db_url, new), Client(db_url) as client:
+        run = client.wait(run_id, timeout=30)
+        fresh = client.wait(client.start("renamed", {}), timeout=30)
+    assert run.status == "failed" and run.error["type"] == "StepNotInCode"
+    assert fresh.status == "completed" and fresh.output == {"new_name": 2}
+
+
+def test_workers_register_heartbeat_and_sign_off(db_url):
+    with running_worker(db_url, diamond(), lease_seconds=3) as worker:
+        time.sleep(1.5)
+        with psycopg.connect(db_url) as conn:
+            row = conn.execute("SELECT flows, stopped_at, now() - last_heartbeat_at < "
+                               "interval '2 seconds' FROM charter.workers WHERE id = %s",
+                               (worker.id,)).fetchone()
+        assert row == (["diamond"], None, True)
+    with psycopg.connect(db_url) as conn:
+        stopped = conn.execute("SELECT stopped_at IS NOT NULL FROM charter.workers WHERE id = %s",
+                               (worker.id,)).fetchone()
+    assert stopped == (True,)
+
+
+def test_evidence_records_every_attempt_once(db_url):
+    flow = diamond()
+    with running_worker(db_url, flow), Client(db_url) as client:
+        run = client.wait(client.start(flow, {"n": 3}), timeout=30)
+    with psycopg.connect(db_url) as conn:
+        rows = evidence(conn, run.id)
+    assert sorted((r[0], r[1], r[3]) for r in rows) == sorted(
+        [("seed", 0, "completed"), ("count", 0, "completed"), ("total", 0, "completed")]
+        + [("square", i, "completed") for i in range(3)])
