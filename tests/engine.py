@@ -35,28 +35,34 @@ def install(conn: psycopg.Connection[Any], flow: Flow) -> None:
 
 def start(conn, flow: str, run_input: Any, run_id: str | None = None) -> str:
     with charter_errors():
-        row = conn.execute("SELECT charter.start_run(%s, %s, %s)",
-                           (flow, Jsonb(run_input), run_id)).fetchone()
+        row = conn.execute(
+            "SELECT charter.start_run(%s, %s, %s)", (flow, Jsonb(run_input), run_id)
+        ).fetchone()
     return row[0]["runId"]
 
 
-def claim(conn, flows: list[str], limit: int = 100, lease: int = 30,
-          worker: str = "test-worker") -> list[Claimed]:
-    rows = conn.execute("SELECT * FROM charter.claim_tasks(%s, %s, %s, %s)",
-                        (worker, flows, limit, lease)).fetchall()
+def claim(
+    conn, flows: list[str], limit: int = 100, lease: int = 30, worker: str = "test-worker"
+) -> list[Claimed]:
+    rows = conn.execute(
+        "SELECT * FROM charter.claim_tasks(%s, %s, %s, %s)", (worker, flows, limit, lease)
+    ).fetchall()
     return [Claimed(*row) for row in rows]
 
 
 def complete(conn, task: Claimed, output: Any, token: Any = None) -> str:
     with charter_errors():
-        return conn.execute("SELECT charter.complete_task(%s, %s, %s)",
-                            (task.id, token or task.token, Jsonb(output))).fetchone()[0]
+        return conn.execute(
+            "SELECT charter.complete_task(%s, %s, %s)",
+            (task.id, token or task.token, Jsonb(output)),
+        ).fetchone()[0]
 
 
 def fail(conn, task: Claimed, message: str = "boom", permanent: bool = False) -> str:
-    return conn.execute("SELECT charter.fail_task(%s, %s, %s, %s)",
-                        (task.id, task.token, Jsonb({"type": "Test", "message": message}),
-                         permanent)).fetchone()[0]
+    return conn.execute(
+        "SELECT charter.fail_task(%s, %s, %s, %s)",
+        (task.id, task.token, Jsonb({"type": "Test", "message": message}), permanent),
+    ).fetchone()[0]
 
 
 def handle(flow: Flow, task: Claimed) -> Any:
@@ -64,8 +70,9 @@ def handle(flow: Flow, task: Claimed) -> Any:
     step = flow.steps[task.step]
     if step.step_type == "map":
         return step.spec.output(step(**step.spec.bind_item(task.item)))
-    return step.spec.output(step(**step.spec.bind(run_input=task.run_input,
-                                                  inputs=task.inputs or {})))
+    return step.spec.output(
+        step(**step.spec.bind(run_input=task.run_input, inputs=task.inputs or {}))
+    )
 
 
 def drain(conn, flow: Flow, *, limit: int = 100, check=None) -> int:
@@ -85,12 +92,14 @@ def run_row(conn, run_id: str) -> dict[str, Any]:
 
 
 def projections(conn, run_id: str) -> tuple[Any, Any]:
-    return conn.execute("SELECT charter.run_projection(%s), charter.compute_run_projection(%s)",
-                        (run_id, run_id)).fetchone()
+    return conn.execute(
+        "SELECT charter.run_projection(%s), charter.compute_run_projection(%s)", (run_id, run_id)
+    ).fetchone()
 
 
 def evidence(conn, run_id: str, step: str | None = None) -> list[tuple[Any, ...]]:
     return conn.execute(
         "SELECT step_slug, task_index, attempt, status, terminal FROM charter.step_executions "
         "WHERE run_id = %s AND (%s::text IS NULL OR step_slug = %s) ORDER BY id",
-        (run_id, step, step)).fetchall()
+        (run_id, step, step),
+    ).fetchall()

@@ -29,8 +29,11 @@ from ..flows_for_tests import analyze_site, diamond, flow_from_shape, two_leaves
 
 
 def _steps(conn, run_id):
-    return dict(conn.execute(
-        "SELECT step_slug, status FROM charter.step_states WHERE run_id = %s", (run_id,)))
+    return dict(
+        conn.execute(
+            "SELECT step_slug, status FROM charter.step_states WHERE run_id = %s", (run_id,)
+        )
+    )
 
 
 def test_start_run_creates_readiness_for_every_node_and_queues_the_roots(conn):
@@ -38,12 +41,19 @@ def test_start_run_creates_readiness_for_every_node_and_queues_the_roots(conn):
     run_id = start(conn, "diamond", {"n": 3})
     states = conn.execute(
         "SELECT step_slug, required, arrivals, status FROM charter.step_states "
-        "WHERE run_id = %s ORDER BY step_slug", (run_id,)).fetchall()
-    assert states == [("$end", 1, 0, "waiting"), ("count", 1, 0, "waiting"),
-                      ("seed", 0, 0, "ready"), ("square", 1, 0, "waiting"),
-                      ("total", 2, 0, "waiting")]
-    queued = conn.execute("SELECT step_slug, status FROM charter.tasks WHERE run_id = %s",
-                          (run_id,)).fetchall()
+        "WHERE run_id = %s ORDER BY step_slug",
+        (run_id,),
+    ).fetchall()
+    assert states == [
+        ("$end", 1, 0, "waiting"),
+        ("count", 1, 0, "waiting"),
+        ("seed", 0, 0, "ready"),
+        ("square", 1, 0, "waiting"),
+        ("total", 2, 0, "waiting"),
+    ]
+    queued = conn.execute(
+        "SELECT step_slug, status FROM charter.tasks WHERE run_id = %s", (run_id,)
+    ).fetchall()
     assert queued == [("seed", "queued")]
 
 
@@ -117,8 +127,13 @@ def test_concurrent_starts_with_one_run_id_make_one_run(db_url, conn):
 def test_starting_an_unknown_flow_or_bad_input_is_refused_and_writes_nothing(conn):
     with pytest.raises(FlowNotFoundError, match="charter deploy"):
         start(conn, "no_such_flow", {})
-    root_map = flow_from_shape("root_map", {"options": {}, "steps": [
-        {"slug": "each", "stepType": "map", "dependencies": [], "options": {}}]})
+    root_map = flow_from_shape(
+        "root_map",
+        {
+            "options": {},
+            "steps": [{"slug": "each", "stepType": "map", "dependencies": [], "options": {}}],
+        },
+    )
     install(conn, root_map)
     with pytest.raises(RunInputError, match="must be a JSON array, not object"):
         start(conn, "root_map", {"not": "a list"})
@@ -150,12 +165,16 @@ def test_map_results_aggregate_in_index_order_whatever_the_completion_order(conn
     run_id = start(conn, "diamond", {"n": 5})
     [seed] = claim(conn, ["diamond"])
     complete(conn, seed, [0, 1, 2, 3, 4])
-    squares = sorted((t for t in claim(conn, ["diamond"]) if t.step == "square"),
-                     key=lambda t: -t.index)
+    squares = sorted(
+        (t for t in claim(conn, ["diamond"]) if t.step == "square"), key=lambda t: -t.index
+    )
     for task in squares:  # complete in reverse order
         complete(conn, task, task.item * 100)
-    inbox = conn.execute("SELECT value FROM charter.inbox WHERE run_id = %s AND "
-                         "target_step = 'total' AND source_step = 'square'", (run_id,)).fetchone()
+    inbox = conn.execute(
+        "SELECT value FROM charter.inbox WHERE run_id = %s AND "
+        "target_step = 'total' AND source_step = 'square'",
+        (run_id,),
+    ).fetchone()
     assert inbox == ([0, 100, 200, 300, 400],)
 
 
@@ -171,8 +190,13 @@ def test_an_empty_map_completes_at_once_with_an_empty_list(conn):
 
 
 def test_a_root_map_fans_out_over_the_run_input(conn):
-    flow = flow_from_shape("root_map", {"options": {}, "steps": [
-        {"slug": "each", "stepType": "map", "dependencies": [], "options": {}}]})
+    flow = flow_from_shape(
+        "root_map",
+        {
+            "options": {},
+            "steps": [{"slug": "each", "stepType": "map", "dependencies": [], "options": {}}],
+        },
+    )
     install(conn, flow)
     run_id = start(conn, "root_map", ["x", "y", "z"])
     assert sorted(t.item for t in claim(conn, ["root_map"])) == ["x", "y", "z"]
@@ -192,8 +216,10 @@ def test_a_map_over_something_that_is_not_an_array_fails_the_run_clearly(conn):
     assert run["status"] == "failed"
     assert run["error"]["type"] == "MapSourceNotArray"
     assert "Step 'square' maps over an array" in run["error"]["message"]
-    assert conn.execute("SELECT count(*) FROM charter.tasks WHERE run_id = %s AND status "
-                        "IN ('queued', 'started')", (run_id,)).fetchone() == (0,)
+    assert conn.execute(
+        "SELECT count(*) FROM charter.tasks WHERE run_id = %s AND status IN ('queued', 'started')",
+        (run_id,),
+    ).fetchone() == (0,)
     live, computed = projections(conn, run_id)
     assert live == computed
 
@@ -210,8 +236,9 @@ def test_stale_and_duplicate_completions_change_nothing(conn):
     before = projections(conn, run_id)[0], evidence(conn, run_id)
     assert complete(conn, seed, [9, 9]) == "stale"  # duplicate delivery
     assert (projections(conn, run_id)[0], evidence(conn, run_id)) == before
-    assert conn.execute("SELECT count(*) FROM charter.tasks WHERE run_id = %s",
-                        (run_id,)).fetchone() == (4,)  # seed, 2 squares, count: not doubled
+    assert conn.execute(
+        "SELECT count(*) FROM charter.tasks WHERE run_id = %s", (run_id,)
+    ).fetchone() == (4,)  # seed, 2 squares, count: not doubled
 
 
 def test_wf02_wf14_a_second_completion_is_stopped_by_the_receipt_before_any_effect(conn):
@@ -222,15 +249,20 @@ def test_wf02_wf14_a_second_completion_is_stopped_by_the_receipt_before_any_effe
     assert complete(conn, seed, [0, 1]) == "completed"
     # Simulate a second live delivery of the same task (a bug elsewhere, or an operator
     # resetting a row): only the receipt stands between it and a double effect.
-    conn.execute("UPDATE charter.tasks SET status = 'started', delivery_token = gen_random_uuid(),"
-                 " available_at = now() + interval '1 minute' WHERE id = %s", (seed.id,))
-    token = conn.execute("SELECT delivery_token FROM charter.tasks WHERE id = %s",
-                         (seed.id,)).fetchone()[0]
+    conn.execute(
+        "UPDATE charter.tasks SET status = 'started', delivery_token = gen_random_uuid(),"
+        " available_at = now() + interval '1 minute' WHERE id = %s",
+        (seed.id,),
+    )
+    token = conn.execute(
+        "SELECT delivery_token FROM charter.tasks WHERE id = %s", (seed.id,)
+    ).fetchone()[0]
     inbox_before = conn.execute("SELECT count(*) FROM charter.inbox").fetchone()
     assert complete(conn, seed, [7, 7, 7], token=token) == "stale"
     assert conn.execute("SELECT count(*) FROM charter.inbox").fetchone() == inbox_before
     assert [e for e in evidence(conn, run_id, "seed") if e[3] == "completed"] == [
-        ("seed", 0, 1, "completed", True)]
+        ("seed", 0, 1, "completed", True)
+    ]
 
 
 def test_wf01_branches_finishing_at_once_start_the_join_exactly_once(db_url, conn):
@@ -243,18 +275,20 @@ def test_wf01_branches_finishing_at_once_start_the_join_exactly_once(db_url, con
         tasks = claim(conn, ["diamond"])
         barrier = threading.Barrier(len(tasks))
 
-        def finish(task):
+        def finish(task, barrier):
             with psycopg.connect(db_url, autocommit=True) as own:
                 barrier.wait()
                 complete(own, task, handle(flow, task))
 
-        threads = [threading.Thread(target=finish, args=(t,)) for t in tasks]
+        threads = [threading.Thread(target=finish, args=(t, barrier)) for t in tasks]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        joins = conn.execute("SELECT count(*) FROM charter.tasks WHERE run_id = %s AND "
-                             "step_slug = 'total'", (run_id,)).fetchone()
+        joins = conn.execute(
+            "SELECT count(*) FROM charter.tasks WHERE run_id = %s AND step_slug = 'total'",
+            (run_id,),
+        ).fetchone()
         assert joins == (1,), f"attempt {attempt}: the join was queued {joins[0]} times"
         drain(conn, flow)
         assert run_row(conn, run_id)["output"] == {"total": {"sum": 5, "count": 3}}
@@ -265,27 +299,39 @@ def test_readiness_overflow_raises_and_rolls_back(conn):
     install(conn, flow)
     run_id = start(conn, "diamond", {"n": 1})
     [seed] = claim(conn, ["diamond"])
-    conn.execute("UPDATE charter.step_states SET arrivals = required WHERE run_id = %s AND "
-                 "step_slug = 'count'", (run_id,))
+    conn.execute(
+        "UPDATE charter.step_states SET arrivals = required WHERE run_id = %s AND "
+        "step_slug = 'count'",
+        (run_id,),
+    )
     with pytest.raises(ReadinessOverflowError, match="step 'count'"):
         complete(conn, seed, [0])
-    assert conn.execute("SELECT status FROM charter.tasks WHERE id = %s",
-                        (seed.id,)).fetchone() == ("started",)
+    assert conn.execute(
+        "SELECT status FROM charter.tasks WHERE id = %s", (seed.id,)
+    ).fetchone() == ("started",)
     assert evidence(conn, run_id) == []
 
 
 def test_a_failed_attempt_is_retried_with_exponential_backoff(conn):
-    flow = flow_from_shape("flaky", {"options": {"maxAttempts": 3, "baseDelay": 10}, "steps": [
-        {"slug": "only", "stepType": "single", "dependencies": [], "options": {}}]})
+    flow = flow_from_shape(
+        "flaky",
+        {
+            "options": {"maxAttempts": 3, "baseDelay": 10},
+            "steps": [{"slug": "only", "stepType": "single", "dependencies": [], "options": {}}],
+        },
+    )
     install(conn, flow)
     run_id = start(conn, "flaky", {})
     delays = []
     for _ in range(2):
         [task] = claim(conn, ["flaky"])
         assert fail(conn, task) == "retrying"
-        delays.append(conn.execute(
-            "SELECT extract(epoch FROM available_at - now()) FROM charter.tasks WHERE id = %s",
-            (task.id,)).fetchone()[0])
+        delays.append(
+            conn.execute(
+                "SELECT extract(epoch FROM available_at - now()) FROM charter.tasks WHERE id = %s",
+                (task.id,),
+            ).fetchone()[0]
+        )
         assert claim(conn, ["flaky"]) == []  # not before its time
         conn.execute("UPDATE charter.tasks SET available_at = now() WHERE id = %s", (task.id,))
     assert 7.5 <= delays[0] <= 12.5 and 15 <= delays[1] <= 25  # 10 s then 20 s, ±25%
@@ -294,10 +340,18 @@ def test_a_failed_attempt_is_retried_with_exponential_backoff(conn):
     assert fail(conn, task, "third strike") == "failed"
     run = run_row(conn, run_id)
     assert run["status"] == "failed"
-    assert run["error"] == {"type": "Test", "message": "third strike", "step": "only",
-                            "taskIndex": 0, "attempt": 3}
-    assert [e[3:] for e in evidence(conn, run_id)] == [("failed", False), ("failed", False),
-                                                       ("failed", True)]
+    assert run["error"] == {
+        "type": "Test",
+        "message": "third strike",
+        "step": "only",
+        "taskIndex": 0,
+        "attempt": 3,
+    }
+    assert [e[3:] for e in evidence(conn, run_id)] == [
+        ("failed", False),
+        ("failed", False),
+        ("failed", True),
+    ]
 
 
 def test_a_permanent_failure_is_not_retried_and_cancels_the_other_tasks(conn):
@@ -309,8 +363,9 @@ def test_a_permanent_failure_is_not_retried_and_cancels_the_other_tasks(conn):
     tasks = claim(conn, ["diamond"])
     square0 = next(t for t in tasks if (t.step, t.index) == ("square", 0))
     assert fail(conn, square0, "bad input", permanent=True) == "failed"
-    assert conn.execute("SELECT count(*) FROM charter.tasks WHERE run_id = %s AND status = "
-                        "'cancelled'", (run_id,)).fetchone() == (3,)
+    assert conn.execute(
+        "SELECT count(*) FROM charter.tasks WHERE run_id = %s AND status = 'cancelled'", (run_id,)
+    ).fetchone() == (3,)
     others = [t for t in tasks if t is not square0]
     assert all(complete(conn, t, 1) == "stale" for t in others)
     assert _steps(conn, run_id)["square"] == "failed"
@@ -323,18 +378,23 @@ def test_an_expired_lease_returns_the_task_and_counts_the_attempt(conn):
     run_id = start(conn, "diamond", {"n": 1})
     [first] = claim(conn, ["diamond"], lease=30, worker="crashed-worker")
     assert claim(conn, ["diamond"]) == []  # leased
-    conn.execute("UPDATE charter.tasks SET available_at = now() - interval '1 second' "
-                 "WHERE id = %s", (first.id,))  # the lease ran out
+    conn.execute(
+        "UPDATE charter.tasks SET available_at = now() - interval '1 second' WHERE id = %s",
+        (first.id,),
+    )  # the lease ran out
     [second] = claim(conn, ["diamond"], worker="healthy-worker")
     assert (second.id, second.attempt) == (first.id, 2)
     assert second.token != first.token
     assert complete(conn, first, [0]) == "stale"  # the crashed worker's late result
-    [lost] = conn.execute("SELECT error FROM charter.step_executions WHERE run_id = %s",
-                          (run_id,)).fetchone()
+    [lost] = conn.execute(
+        "SELECT error FROM charter.step_executions WHERE run_id = %s", (run_id,)
+    ).fetchone()
     assert lost["type"] == "LeaseExpired" and "crashed-worker" in lost["message"]
     # It keeps dying: with no attempts left, the run fails instead of looping forever.
-    conn.execute("UPDATE charter.tasks SET available_at = now() - interval '1 second' "
-                 "WHERE id = %s", (first.id,))
+    conn.execute(
+        "UPDATE charter.tasks SET available_at = now() - interval '1 second' WHERE id = %s",
+        (first.id,),
+    )
     assert claim(conn, ["diamond"]) == []
     run = run_row(conn, run_id)
     assert run["status"] == "failed" and run["error"]["type"] == "LeaseExpired"
@@ -345,15 +405,22 @@ def test_heartbeats_extend_leases_and_report_lost_tasks(conn):
     install(conn, flow)
     run_id = start(conn, "diamond", {"n": 1})
     [task] = claim(conn, ["diamond"], lease=5)
-    held = conn.execute("SELECT charter.extend_leases('w', %s, %s, 60)",
-                        ([task.id], [task.token])).fetchone()[0]
+    held = conn.execute(
+        "SELECT charter.extend_leases('w', %s, %s, 60)", ([task.id], [task.token])
+    ).fetchone()[0]
     assert held == [task.id]
-    left = conn.execute("SELECT extract(epoch FROM available_at - now()) FROM charter.tasks "
-                        "WHERE id = %s", (task.id,)).fetchone()[0]
+    left = conn.execute(
+        "SELECT extract(epoch FROM available_at - now()) FROM charter.tasks WHERE id = %s",
+        (task.id,),
+    ).fetchone()[0]
     assert 55 < left <= 60
     conn.execute("SELECT charter.cancel_run(%s)", (run_id,))
-    assert conn.execute("SELECT charter.extend_leases('w', %s, %s, 60)",
-                        ([task.id], [task.token])).fetchone()[0] == []
+    assert (
+        conn.execute(
+            "SELECT charter.extend_leases('w', %s, %s, 60)", ([task.id], [task.token])
+        ).fetchone()[0]
+        == []
+    )
 
 
 def test_group_completion_fences_each_task_and_shares_one_commit(conn):
@@ -365,9 +432,12 @@ def test_group_completion_fences_each_task_and_shares_one_commit(conn):
 
     outcomes = conn.execute(
         "SELECT * FROM charter.complete_tasks(%s, %s, %s)",
-        ([s.id for s in seeds] + [seeds[0].id],
-         [s.token for s in seeds] + [uuid.uuid4()],
-         [Jsonb([0, 1])] * 4)).fetchall()
+        (
+            [s.id for s in seeds] + [seeds[0].id],
+            [s.token for s in seeds] + [uuid.uuid4()],
+            [Jsonb([0, 1])] * 4,
+        ),
+    ).fetchall()
     assert sorted(o[1] for o in outcomes) == ["completed", "completed", "completed", "stale"]
     for run_id in runs:
         assert _steps(conn, run_id)["seed"] == "completed"

@@ -44,11 +44,15 @@ def _populate(conn):
 def test_the_claim_scan_uses_the_partial_claim_index(conn):
     _populate(conn)
     # The SELECT at the heart of charter.claim_tasks (0350_claim_tasks.sql).
-    plan = _plan(conn, """
+    plan = _plan(
+        conn,
+        """
         SELECT t.id FROM charter.tasks AS t
          WHERE t.workflow_slug = ANY (%s) AND t.status IN ('queued', 'started')
            AND t.available_at <= now()
-         ORDER BY t.available_at LIMIT 10 FOR UPDATE SKIP LOCKED""", (["diamond"],))
+         ORDER BY t.available_at LIMIT 10 FOR UPDATE SKIP LOCKED""",
+        (["diamond"],),
+    )
     assert "tasks_claim_idx" in plan
 
 
@@ -57,12 +61,12 @@ def test_per_run_lookups_use_their_primary_keys(conn):
     run_id = conn.execute("SELECT id FROM charter.runs LIMIT 1").fetchone()[0]
     checks = {
         "step_states_pkey": "SELECT * FROM charter.step_states WHERE run_id = %s AND "
-                            "step_slug = 'seed'",
+        "step_slug = 'seed'",
         "inbox_pkey": "SELECT * FROM charter.inbox WHERE run_id = %s AND target_step = 'total'",
         "step_receipts_pkey": "SELECT 1 FROM charter.step_receipts WHERE run_id = %s AND "
-                              "idempotency_key = 'k'",
+        "idempotency_key = 'k'",
         "tasks_run_step_index_unique": "SELECT * FROM charter.tasks WHERE run_id = %s AND "
-                                       "status IN ('queued', 'started')",
+        "status IN ('queued', 'started')",
         "runs_pkey": "SELECT * FROM charter.runs WHERE id = %s",
     }
     for index, sql in checks.items():
@@ -71,6 +75,9 @@ def test_per_run_lookups_use_their_primary_keys(conn):
 
 def test_evidence_lookups_by_run_use_the_partitioned_index(conn):
     _populate(conn)
-    plan = _plan(conn, "SELECT * FROM charter.step_executions WHERE run_id = %s AND "
-                       "step_slug = 'square'", ("x",))
+    plan = _plan(
+        conn,
+        "SELECT * FROM charter.step_executions WHERE run_id = %s AND step_slug = 'square'",
+        ("x",),
+    )
     assert "run_id_step_slug_task_index_idx" in plan or "step_executions_run_idx" in plan

@@ -5,7 +5,18 @@ import pytest
 from charter.db.sqlstate import charter_errors
 from charter.errors import RunNotFoundError, RunStateError
 
-from ..engine import claim, complete, drain, evidence, fail, handle, install, projections, run_row, start
+from ..engine import (
+    claim,
+    complete,
+    drain,
+    evidence,
+    fail,
+    handle,
+    install,
+    projections,
+    run_row,
+    start,
+)
 from ..flows_for_tests import diamond
 
 
@@ -57,7 +68,10 @@ def test_retry_resumes_a_failed_run_without_rerunning_completed_work(conn):
     assert _call(conn, "retry_run", run_id) == "running"
     again = claim(conn, ["diamond"])
     assert sorted((t.step, t.index, t.attempt) for t in again) == [
-        ("count", 0, 1), ("square", 2, 1), ("square", 3, 1)]
+        ("count", 0, 1),
+        ("square", 2, 1),
+        ("square", 3, 1),
+    ]
     for task in again:
         complete(conn, task, handle(flow, task))
     drain(conn, flow)
@@ -66,8 +80,14 @@ def test_retry_resumes_a_failed_run_without_rerunning_completed_work(conn):
     assert run["output"] == {"total": {"sum": 0 + 1 + 4 + 9, "count": 4}}
     completed = [e for e in evidence(conn, run_id) if e[3] == "completed"]
     assert sorted((e[0], e[1]) for e in completed) == [
-        ("count", 0), ("seed", 0), ("square", 0), ("square", 1), ("square", 2), ("square", 3),
-        ("total", 0)]  # each exactly once: nothing completed was run again
+        ("count", 0),
+        ("seed", 0),
+        ("square", 0),
+        ("square", 1),
+        ("square", 2),
+        ("square", 3),
+        ("total", 0),
+    ]  # each exactly once: nothing completed was run again
 
 
 def _assert_projection_matches(conn, run_id):
@@ -112,10 +132,16 @@ def test_wf15_rebuild_repairs_a_damaged_projection(conn):
         [task, *_] = claim(conn, ["diamond"], limit=1)
         complete(conn, task, handle(flow, task))
     healthy = projections(conn, run_id)[0]
-    conn.execute("UPDATE charter.step_states SET status = 'waiting', arrivals = 0, "
-                 "remaining_tasks = NULL WHERE run_id = %s", (run_id,))
-    conn.execute("UPDATE charter.runs SET status = 'failed', finished_at = now(), "
-                 "error = '{}' WHERE id = %s", (run_id,))
+    conn.execute(
+        "UPDATE charter.step_states SET status = 'waiting', arrivals = 0, "
+        "remaining_tasks = NULL WHERE run_id = %s",
+        (run_id,),
+    )
+    conn.execute(
+        "UPDATE charter.runs SET status = 'failed', finished_at = now(), "
+        "error = '{}' WHERE id = %s",
+        (run_id,),
+    )
     assert projections(conn, run_id)[0] != healthy
     assert _call(conn, "rebuild_run_projection", run_id) == healthy
     assert projections(conn, run_id)[0] == healthy
@@ -124,12 +150,15 @@ def test_wf15_rebuild_repairs_a_damaged_projection(conn):
     assert run_row(conn, run_id)["status"] == "completed"
 
 
-@pytest.mark.parametrize("statement", [
-    "UPDATE charter.step_executions SET status = 'failed'",
-    "DELETE FROM charter.step_executions",
-    "UPDATE charter.step_receipts SET idempotency_key = 'x'",
-    "DELETE FROM charter.step_receipts",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE charter.step_executions SET status = 'failed'",
+        "DELETE FROM charter.step_executions",
+        "UPDATE charter.step_receipts SET idempotency_key = 'x'",
+        "DELETE FROM charter.step_receipts",
+    ],
+)
 def test_wf09_evidence_and_receipts_are_append_only(conn, statement):
     from charter.errors import WorkflowVersionImmutableError
 
@@ -154,7 +183,8 @@ def test_delete_flow_and_data_removes_runs_and_all_their_rows(conn):
     conn.execute("SELECT charter.delete_flow_and_data('diamond')")
     for table in ("runs", "tasks", "step_states", "inbox", "step_receipts", "step_executions"):
         column = "id" if table == "runs" else "run_id"
-        remaining = conn.execute(f"SELECT count(*) FROM charter.{table} WHERE {column} <> %s",
-                                 (kept,)).fetchone()
+        remaining = conn.execute(
+            f"SELECT count(*) FROM charter.{table} WHERE {column} <> %s", (kept,)
+        ).fetchone()
         assert remaining == (0,), f"charter.{table} kept rows of the deleted flow"
     assert run_row(conn, kept)["status"] == "completed"

@@ -39,8 +39,7 @@ def test_a_bad_database_url_is_one_clear_paragraph(url, code, fragment):
 
 
 def test_demo_runs_a_batch_of_runs_to_completion_on_a_fresh_database(empty_db_url):
-    result = run_charter("demo", "--runs", "20",
-                         env=charter_env(CHARTER_DATABASE_URL=empty_db_url))
+    result = run_charter("demo", "--runs", "20", env=charter_env(CHARTER_DATABASE_URL=empty_db_url))
     assert result.returncode == 0, result.stderr
     assert "20 runs in" in result.stdout and "20 completed" in result.stdout
     for step in ("crawl", "audit", "summarize", "report"):

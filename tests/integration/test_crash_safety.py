@@ -2,7 +2,6 @@
 PostgreSQL restart under them: every run completes and every completion is recorded once."""
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from .helpers import charter_env
 
 pytestmark = pytest.mark.slow
 
-FLOWS = '''
+FLOWS = """
 import json, os, time
 from charter import Flow
 
@@ -60,7 +59,7 @@ def join(work: list[int], size: int, ctx) -> dict:
     time.sleep(float(os.environ.get("CHARTER_TEST_SLEEP", "0.05")))
     record("end", ctx)
     return {"sum": sum(work), "size": size}
-'''
+"""
 
 
 def _project(tmp_path: Path) -> Path:
@@ -69,12 +68,31 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _worker(project, db_url, log, *extra, sleep="0.05"):
-    env = charter_env(CHARTER_DATABASE_URL=db_url, CHARTER_TEST_LOG=str(log),
-                      CHARTER_TEST_SLEEP=sleep, CHARTER_MODE="production")
+    env = charter_env(
+        CHARTER_DATABASE_URL=db_url,
+        CHARTER_TEST_LOG=str(log),
+        CHARTER_TEST_SLEEP=sleep,
+        CHARTER_MODE="production",
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "charter", "worker", "crashflows", "--lease-seconds", "2",
-         "--poll-interval", "0.2", *extra],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "charter",
+            "worker",
+            "crashflows",
+            "--lease-seconds",
+            "2",
+            "--poll-interval",
+            "0.2",
+            *extra,
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _start_runs(db_url, count, n=4):
@@ -88,8 +106,11 @@ def _wait_all(db_url, run_ids, timeout):
     deadline = time.monotonic() + timeout
     with psycopg.connect(db_url, autocommit=True) as conn:
         while time.monotonic() < deadline:
-            statuses = dict(conn.execute("SELECT id, status FROM charter.runs WHERE id = ANY(%s)",
-                                         (list(run_ids),)).fetchall())
+            statuses = dict(
+                conn.execute(
+                    "SELECT id, status FROM charter.runs WHERE id = ANY(%s)", (list(run_ids),)
+                ).fetchall()
+            )
             if all(status != "running" for status in statuses.values()):
                 return statuses
             time.sleep(0.2)
@@ -98,9 +119,13 @@ def _wait_all(db_url, run_ids, timeout):
 
 def _install(project, db_url):
     result = subprocess.run(
-        [sys.executable, "-m", "charter", "deploy", "crashflows"], cwd=project,
-        env=charter_env(CHARTER_DATABASE_URL=db_url), capture_output=True, text=True,
-        timeout=60)
+        [sys.executable, "-m", "charter", "deploy", "crashflows"],
+        cwd=project,
+        env=charter_env(CHARTER_DATABASE_URL=db_url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -109,11 +134,16 @@ def _check_exactly_once(db_url, runs):
         completed = conn.execute(
             "SELECT run_id, step_slug, task_index, count(*) FROM charter.step_executions "
             "WHERE status = 'completed' AND run_id = ANY(%s) GROUP BY 1, 2, 3",
-            (list(runs),)).fetchall()
-        receipts = conn.execute("SELECT count(*) FROM charter.step_receipts WHERE run_id = "
-                                "ANY(%s)", (list(runs),)).fetchone()[0]
-        outputs = dict(conn.execute("SELECT id, output FROM charter.runs WHERE id = ANY(%s)",
-                                    (list(runs),)).fetchall())
+            (list(runs),),
+        ).fetchall()
+        receipts = conn.execute(
+            "SELECT count(*) FROM charter.step_receipts WHERE run_id = ANY(%s)", (list(runs),)
+        ).fetchone()[0]
+        outputs = dict(
+            conn.execute(
+                "SELECT id, output FROM charter.runs WHERE id = ANY(%s)", (list(runs),)
+            ).fetchall()
+        )
     assert all(count == 1 for *_, count in completed), "a completion was recorded twice"
     expected_tasks = sum(n + 3 for n in runs.values())  # split, n x work, size, join
     assert len(completed) == receipts == expected_tasks
@@ -134,8 +164,13 @@ def test_sigkill_mid_task_repeatedly_loses_nothing_and_doubles_nothing(tmp_path,
     runs = _start_runs(db_url, 25)
     kills = 0
     for _ in range(4):
-        worker = _worker(project, db_url, log)
-        time.sleep(random.uniform(0.6, 1.2))
+        seen = len(_log(log))
+        worker = _worker(project, db_url, log, sleep="0.2")
+        deadline = time.monotonic() + 30
+        while len(_log(log)) <= seen:  # wait until it is in the middle of a task
+            assert time.monotonic() < deadline, "the worker never started a task"
+            time.sleep(0.02)
+        time.sleep(random.uniform(0.0, 0.15))
         worker.send_signal(signal.SIGKILL)
         worker.wait()
         kills += 1
@@ -151,19 +186,20 @@ def test_sigkill_mid_task_repeatedly_loses_nothing_and_doubles_nothing(tmp_path,
     started_not_ended = [e for e in _log(log) if e["event"] == "start"]
     assert len(started_not_ended) >= sum(n + 3 for n in runs.values())
     with psycopg.connect(db_url) as conn:
-        lost = conn.execute("SELECT count(*) FROM charter.step_executions WHERE run_id = ANY(%s)"
-                            " AND error->>'type' = 'LeaseExpired'", (list(runs),)).fetchone()[0]
+        lost = conn.execute(
+            "SELECT count(*) FROM charter.step_executions WHERE run_id = ANY(%s)"
+            " AND error->>'type' = 'LeaseExpired'",
+            (list(runs),),
+        ).fetchone()[0]
     assert lost >= 1, f"{kills} kills mid-run should have cost at least one attempt"
 
 
-def test_several_workers_never_run_one_task_twice_at_once_and_fan_in_starts_once(tmp_path,
-                                                                                 db_url):
+def test_several_workers_never_run_one_task_twice_at_once_and_fan_in_starts_once(tmp_path, db_url):
     project = _project(tmp_path)
     log = tmp_path / "executions.log"
     _install(project, db_url)
     runs = _start_runs(db_url, 30, n=5)
-    workers = [_worker(project, db_url, log, "--concurrency", "4", sleep="0.02")
-               for _ in range(3)]
+    workers = [_worker(project, db_url, log, "--concurrency", "4", sleep="0.02") for _ in range(3)]
     try:
         statuses = _wait_all(db_url, runs, timeout=120)
     finally:
@@ -185,7 +221,8 @@ def test_several_workers_never_run_one_task_twice_at_once_and_fan_in_starts_once
 
 
 def test_sigterm_finishes_in_flight_work_then_exits_and_a_second_signal_exits_at_once(
-        tmp_path, db_url):
+    tmp_path, db_url
+):
     project = _project(tmp_path)
     log = tmp_path / "executions.log"
     _install(project, db_url)
@@ -202,8 +239,10 @@ def test_sigterm_finishes_in_flight_work_then_exits_and_a_second_signal_exits_at
     ended = [e for e in _log(log) if e["event"] == "end"]
     assert len(ended) == 1  # the in-flight task finished before the exit
     with psycopg.connect(db_url) as conn:
-        step = conn.execute("SELECT status FROM charter.step_states WHERE run_id = %s AND "
-                            "step_slug = 'split'", (next(iter(runs)),)).fetchone()
+        step = conn.execute(
+            "SELECT status FROM charter.step_states WHERE run_id = %s AND step_slug = 'split'",
+            (next(iter(runs)),),
+        ).fetchone()
     assert step == ("completed",)
 
     impatient = _worker(project, db_url, log, "--grace", "20", sleep="5")

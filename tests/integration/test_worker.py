@@ -22,8 +22,11 @@ def test_a_worker_runs_a_flow_with_a_map_and_a_fan_in_end_to_end(db_url):
     assert run.status == "completed"
     assert run.output == {"report": {"summary": "3 pages", "total": 6.0}}
     assert [(s.slug, s.status, s.tasks, s.attempts) for s in run.steps] == [
-        ("fetch", "completed", 1, 1), ("score", "completed", 3, 3),
-        ("summarize", "completed", 1, 1), ("report", "completed", 1, 1)]
+        ("fetch", "completed", 1, 1),
+        ("score", "completed", 3, 3),
+        ("summarize", "completed", 1, 1),
+        ("report", "completed", 1, 1),
+    ]
 
 
 def test_a_slot_frees_as_soon_as_its_task_finishes(db_url):
@@ -38,9 +41,12 @@ def test_a_slot_frees_as_soon_as_its_task_finishes(db_url):
         run_id = client.start(flow, ["slow"] + [f"fast{n}" for n in range(12)])
         assert client.wait(run_id, timeout=30).status == "completed"
     with psycopg.connect(db_url) as conn:
-        finished = dict(conn.execute(
-            "SELECT task_index, finished_at FROM charter.step_executions WHERE run_id = %s",
-            (run_id,)).fetchall())
+        finished = dict(
+            conn.execute(
+                "SELECT task_index, finished_at FROM charter.step_executions WHERE run_id = %s",
+                (run_id,),
+            ).fetchall()
+        )
     slow = finished.pop(0)
     assert max(finished.values()) < slow  # the fast ones did not wait for the slow one
 
@@ -62,8 +68,10 @@ def test_a_step_that_overruns_its_timeout_is_failed_and_retried(db_url):
     assert run.status == "completed" and run.output == {"slow_first": "second attempt"}
     assert seen == [1, 2] and time.monotonic() - started < 5
     with psycopg.connect(db_url) as conn:
-        first = conn.execute("SELECT error FROM charter.step_executions WHERE run_id = %s AND "
-                             "status = 'failed'", (run.id,)).fetchone()[0]
+        first = conn.execute(
+            "SELECT error FROM charter.step_executions WHERE run_id = %s AND status = 'failed'",
+            (run.id,),
+        ).fetchone()[0]
     assert first["type"] == "Timeout" and "timeout of 1s" in first["message"]
 
 
@@ -124,8 +132,13 @@ def test_bad_outputs_and_huge_errors_are_recorded_and_never_wedge_a_run(db_url):
             return "a\x00b"
         raise ValueError("x" * 1_000_000)
 
-    expected = {"set": "STEP_OUTPUT_INVALID", "object": "STEP_OUTPUT_INVALID",
-                "nan": "STEP_OUTPUT_INVALID", "nul": "STEP_OUTPUT_INVALID", "huge": None}
+    expected = {
+        "set": "STEP_OUTPUT_INVALID",
+        "object": "STEP_OUTPUT_INVALID",
+        "nan": "STEP_OUTPUT_INVALID",
+        "nul": "STEP_OUTPUT_INVALID",
+        "huge": None,
+    }
     with running_worker(db_url, flow), Client(db_url) as client:
         runs = {case: client.start(flow, {"case": case}) for case in expected}
         results = {case: client.wait(run_id, timeout=30) for case, run_id in runs.items()}
@@ -161,13 +174,16 @@ def test_workers_register_heartbeat_and_sign_off(db_url):
     with running_worker(db_url, diamond(), lease_seconds=3) as worker:
         time.sleep(1.5)
         with psycopg.connect(db_url) as conn:
-            row = conn.execute("SELECT flows, stopped_at, now() - last_heartbeat_at < "
-                               "interval '2 seconds' FROM charter.workers WHERE id = %s",
-                               (worker.id,)).fetchone()
+            row = conn.execute(
+                "SELECT flows, stopped_at, now() - last_heartbeat_at < "
+                "interval '2 seconds' FROM charter.workers WHERE id = %s",
+                (worker.id,),
+            ).fetchone()
         assert row == (["diamond"], None, True)
     with psycopg.connect(db_url) as conn:
-        stopped = conn.execute("SELECT stopped_at IS NOT NULL FROM charter.workers WHERE id = %s",
-                               (worker.id,)).fetchone()
+        stopped = conn.execute(
+            "SELECT stopped_at IS NOT NULL FROM charter.workers WHERE id = %s", (worker.id,)
+        ).fetchone()
     assert stopped == (True,)
 
 
@@ -179,4 +195,5 @@ def test_evidence_records_every_attempt_once(db_url):
         rows = evidence(conn, run.id)
     assert sorted((r[0], r[1], r[3]) for r in rows) == sorted(
         [("seed", 0, "completed"), ("count", 0, "completed"), ("total", 0, "completed")]
-        + [("square", i, "completed") for i in range(3)])
+        + [("square", i, "completed") for i in range(3)]
+    )

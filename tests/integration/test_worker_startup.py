@@ -81,7 +81,9 @@ def test_production_worker_compiles_a_missing_flow_then_verifies_it(tmp_path, em
     first = _charter(project, empty_db_url, "worker", "shop.flows", "--check-only", **PRODUCTION)
     assert first.returncode == 0, first.stderr
     assert "flow 'orders' compiled (production mode)" in first.stderr
-    again = _charter(project, empty_db_url, "worker", "shop.flows:flow", "--check-only", **PRODUCTION)
+    again = _charter(
+        project, empty_db_url, "worker", "shop.flows:flow", "--check-only", **PRODUCTION
+    )
     assert again.returncode == 0, again.stderr
     assert "flow 'orders' verified (production mode)" in again.stderr
     assert _versions(empty_db_url) == [(1, 3)]
@@ -89,7 +91,10 @@ def test_production_worker_compiles_a_missing_flow_then_verifies_it(tmp_path, em
 
 def test_production_worker_refuses_a_changed_flow_listing_every_difference(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode == 0
+    assert (
+        _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode
+        == 0
+    )
     _project(tmp_path, V2_PRICE_NOT_MAPPED)
     failed = _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION)
     assert failed.returncode == 1
@@ -103,7 +108,10 @@ def test_production_worker_refuses_a_changed_flow_listing_every_difference(tmp_p
 
 def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT).returncode == 0
+    assert (
+        _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT).returncode
+        == 0
+    )
     _project(tmp_path, V2)
     result = _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT)
     assert result.returncode == 0, result.stderr
@@ -114,14 +122,19 @@ def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
 
 def test_deploy_and_worker_deploy_publish_new_versions(tmp_path, db_url):
     project = _project(tmp_path, V1)
-    assert _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode == 0
+    assert (
+        _charter(project, db_url, "worker", "shop.flows", "--check-only", **PRODUCTION).returncode
+        == 0
+    )
     _project(tmp_path, V2)
     deployed = _charter(project, db_url, "deploy", "shop.flows", **PRODUCTION)
     assert deployed.returncode == 0, deployed.stderr
     assert "flow 'orders': deployed (version 2" in deployed.stdout
     assert _versions(db_url) == [(1, 3), (2, 4)]
     _project(tmp_path, V1)  # back to the first shape: a third version, via the worker flag
-    flagged = _charter(project, db_url, "worker", "shop.flows", "--deploy", "--check-only", **PRODUCTION)
+    flagged = _charter(
+        project, db_url, "worker", "shop.flows", "--deploy", "--check-only", **PRODUCTION
+    )
     assert flagged.returncode == 0, flagged.stderr
     assert "flow 'orders' deployed" in flagged.stderr
     assert _versions(db_url) == [(1, 3), (2, 4), (3, 3)]
