@@ -19,6 +19,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from charter.canonical import canonical_hash
+from charter.compiler.flows import extract_flow_shape
 from charter.db import connection
 from charter.db.migrate import migrate as migrate_schema
 from charter.db.queries import query
@@ -39,7 +41,9 @@ class _Base:
         self.target = target
         self.org_id = org_id
         self._migrate = migrate
-        self._verified: set[int] = set()
+        # Shapes already checked against the database, by flow slug and shape hash: a flow
+        # object changed after its first start is checked again.
+        self._verified: set[tuple[str, str]] = set()
 
     def _start_params(self, flow: str, input: Any, run_id: str | None) -> dict[str, Any]:
         return {
@@ -142,12 +146,13 @@ class Client(_Base):
     def _ensure(self, flow: Flow | str) -> str:
         if isinstance(flow, str):
             return flow
-        if id(flow) not in self._verified:
+        key = _shape_key(flow)
+        if key not in self._verified:
             with self._conn() as conn:
                 result = ensure_flow_compiled(conn, flow, detect_mode(self.target, conn))
             if result.status == "mismatch":
                 raise self._mismatch(flow, result.differences)
-            self._verified.add(id(flow))
+            self._verified.add(key)
         return flow.slug
 
     def _conn(self) -> Any:
@@ -247,12 +252,13 @@ class AsyncClient(_Base):
     async def _ensure(self, flow: Flow | str) -> str:
         if isinstance(flow, str):
             return flow
-        if id(flow) not in self._verified:
+        key = _shape_key(flow)
+        if key not in self._verified:
             # Compiling is a short, rare step; the sync path keeps it written once.
             result = await asyncio.to_thread(self._ensure_sync, flow)
             if result.status == "mismatch":
                 raise self._mismatch(flow, result.differences)
-            self._verified.add(id(flow))
+            self._verified.add(key)
         return flow.slug
 
     def _ensure_sync(self, flow: Flow) -> Any:
@@ -275,6 +281,10 @@ class AsyncClient(_Base):
         with connection.connect(self.target) as conn:
             if self._migrate:
                 migrate_schema(conn)
+
+
+def _shape_key(flow: Flow) -> tuple[str, str]:
+    return flow.slug, canonical_hash(extract_flow_shape(flow))
 
 
 def _timeout(run: Run, timeout: float) -> RunWaitTimeoutError:
