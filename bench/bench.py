@@ -12,6 +12,7 @@ just before; step-to-step latency (p50/p95) with an idle queue; and peak worker 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import shutil
@@ -57,16 +58,20 @@ def main() -> int:
 
     tps = _pgbench(url, seconds=5 if args.quick else 10)
     print(f"pgbench single-row UPDATE, -c 4 -j 2: {tps:,.0f} tps (the ceiling)\n")
-    print(f"{'scenario':<16}{'workers':>8}{'runs':>7}{'seconds':>9}{'runs/s':>9}"
-          f"{'steps/s':>9}{'% ceiling':>10}{'peak MB':>9}")
+    print(
+        f"{'scenario':<16}{'workers':>8}{'runs':>7}{'seconds':>9}{'runs/s':>9}"
+        f"{'steps/s':>9}{'% ceiling':>10}{'peak MB':>9}"
+    )
     for flow, steps, full, quick in SCENARIOS:
         runs = quick if args.quick else full
         for workers in (1, 2):
             seconds, peak = _throughput(url, flow.slug, runs, workers, args.concurrency)
             steps_per_s = runs * steps / seconds
-            print(f"{flow.slug.removeprefix('bench_'):<16}{workers:>8}{runs:>7}{seconds:>9.2f}"
-                  f"{runs / seconds:>9.0f}{steps_per_s:>9.0f}{100 * steps_per_s / tps:>9.1f}%"
-                  f"{peak:>9.0f}")
+            print(
+                f"{flow.slug.removeprefix('bench_'):<16}{workers:>8}{runs:>7}{seconds:>9.2f}"
+                f"{runs / seconds:>9.0f}{steps_per_s:>9.0f}{100 * steps_per_s / tps:>9.1f}%"
+                f"{peak:>9.0f}"
+            )
     p50, p95 = _latency(url, samples=50 if args.quick else 200)
     print(f"\nstep-to-step latency, idle queue, 1 worker: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     return 0
@@ -97,12 +102,16 @@ def _pgbench(url: str, seconds: int) -> float:
     if not binary.exists():
         binary = Path(shutil.which("pgbench") or "pgbench")
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-        script.write("\\set id random(1, 1000)\n"
-                     "UPDATE bench_counter SET n = n + 1 WHERE id = :id;\n")
+        script.write(
+            "\\set id random(1, 1000)\nUPDATE bench_counter SET n = n + 1 WHERE id = :id;\n"
+        )
     try:
-        out = subprocess.run([str(binary), "-n", "-c", "4", "-j", "2", "-T", str(seconds),
-                              "-f", script.name, url], capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            [str(binary), "-n", "-c", "4", "-j", "2", "-T", str(seconds), "-f", script.name, url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     finally:
         os.unlink(script.name)
     match = re.search(r"tps = ([\d.]+)", out)
@@ -112,30 +121,57 @@ def _pgbench(url: str, seconds: int) -> float:
 
 def _start_runs(url: str, flow: str, runs: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT charter.start_run(%s, jsonb_build_object('n', g)) "
-                     "FROM generate_series(1, %s) AS g", (flow, runs))
+        conn.execute(
+            "SELECT charter.start_run(%s, jsonb_build_object('n', g)) "
+            "FROM generate_series(1, %s) AS g",
+            (flow, runs),
+        )
         conn.execute("VACUUM ANALYZE charter.tasks")
 
 
 def _workers(url: str, count: int, concurrency: int) -> list[subprocess.Popen[bytes]]:
-    env = {**os.environ, "CHARTER_DATABASE_URL": url, "CHARTER_MODE": "production",
-           "PYTHONPATH": str(HERE)}
-    return [subprocess.Popen(
-        [sys.executable, "-m", "charter", "worker", "bench_flows", "--concurrency",
-         str(concurrency), "--batch-size", str(concurrency), "--poll-interval", "0.5"],
-        cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(count)]
+    env = {
+        **os.environ,
+        "CHARTER_DATABASE_URL": url,
+        "CHARTER_MODE": "production",
+        "PYTHONPATH": str(HERE),
+    }
+    return [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "charter",
+                "worker",
+                "bench_flows",
+                "--concurrency",
+                str(concurrency),
+                "--batch-size",
+                str(concurrency),
+                "--poll-interval",
+                "0.5",
+            ],
+            cwd=HERE,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
 
 
-def _throughput(url: str, flow: str, runs: int, workers: int,
-                concurrency: int) -> tuple[float, float]:
+def _throughput(
+    url: str, flow: str, runs: int, workers: int, concurrency: int
+) -> tuple[float, float]:
     _start_runs(url, flow, runs)
     procs = _workers(url, workers, concurrency)
     peak = 0.0
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            while conn.execute("SELECT count(*) FROM charter.runs WHERE workflow_slug = %s "
-                               "AND status = 'running'", (flow,)).fetchone()[0]:
+            while conn.execute(
+                "SELECT count(*) FROM charter.runs WHERE workflow_slug = %s AND status = 'running'",
+                (flow,),
+            ).fetchone()[0]:
                 peak = max(peak, *(_peak_mb(p.pid) for p in procs))
                 time.sleep(0.2)
             peak = max(peak, *(_peak_mb(p.pid) for p in procs))
@@ -143,7 +179,9 @@ def _throughput(url: str, flow: str, runs: int, workers: int,
             seconds = conn.execute(
                 "SELECT extract(epoch FROM max(r.finished_at) - min(e.started_at)) "
                 "FROM charter.runs r JOIN charter.step_executions e ON e.run_id = r.id "
-                "WHERE r.workflow_slug = %s", (flow,)).fetchone()[0]
+                "WHERE r.workflow_slug = %s",
+                (flow,),
+            ).fetchone()[0]
             conn.execute("SELECT charter.delete_flow_and_data(%s)", (flow,))
             deploy_flow(conn, getattr(bench_flows, flow.removeprefix("bench_")))
     finally:
@@ -172,18 +210,24 @@ def _latency(url: str, samples: int) -> tuple[float, float]:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("SELECT charter.delete_flow_and_data('bench_chain3')")
             deploy_flow(conn, bench_flows.chain3)
-            for n in range(samples):
-                run_id = conn.execute("SELECT charter.start_run('bench_chain3', '{}')"
-                                      ).fetchone()[0]["runId"]
-                while conn.execute("SELECT status FROM charter.runs WHERE id = %s",
-                                   (run_id,)).fetchone()[0] == "running":
+            for _ in range(samples):
+                run_id = conn.execute("SELECT charter.start_run('bench_chain3', '{}')").fetchone()[
+                    0
+                ]["runId"]
+                while (
+                    conn.execute(
+                        "SELECT status FROM charter.runs WHERE id = %s", (run_id,)
+                    ).fetchone()[0]
+                    == "running"
+                ):
                     time.sleep(0.002)
                 rows = conn.execute(
                     "SELECT step_slug, started_at, finished_at FROM charter.step_executions "
-                    "WHERE run_id = %s ORDER BY started_at", (run_id,)).fetchall()
-                for (_, _, done), (_, began, _) in zip(rows, rows[1:], strict=False):
+                    "WHERE run_id = %s ORDER BY started_at",
+                    (run_id,),
+                ).fetchall()
+                for (_, _, done), (_, began, _) in itertools.pairwise(rows):
                     gaps.append((began - done).total_seconds() * 1000)
-                del n
     finally:
         for proc in procs:
             proc.terminate()
