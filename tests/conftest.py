@@ -82,7 +82,7 @@ class DatabaseFactory:
         ).fetchall()
         for (name,) in rows:
             pid = name.removeprefix(TEST_DB_PREFIX).split("_")[0]
-            if pid.isdigit() and not _process_alive(int(pid)):
+            if pid.isdigit() and not embedded.process_alive(int(pid)):
                 self._to_drop.put(name)
 
     def _migrated_template(self) -> str:
@@ -109,16 +109,6 @@ class DatabaseFactory:
         finally:
             self._admin.execute("SELECT pg_advisory_unlock(hashtext('charter:test-template'))")
         return name
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @pytest.fixture(scope="session")

@@ -162,7 +162,7 @@ def _running_server(data_dir: Path) -> EmbeddedServer | None:
         lines = pid_file.read_text().splitlines()
     except OSError:
         return None
-    if len(lines) < 8 or not _process_alive(int(lines[0])) or lines[7].strip() != "ready":
+    if len(lines) < 8 or not process_alive(int(lines[0])) or lines[7].strip() != "ready":
         return None
     tcp = bool(lines[5].strip())  # the listen address; empty when socket-only
     return EmbeddedServer(
@@ -175,7 +175,7 @@ def _running_server(data_dir: Path) -> EmbeddedServer | None:
     )
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
