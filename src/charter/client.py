@@ -30,6 +30,7 @@ from charter.engine.flows import ensure_flow_compiled
 from charter.engine.mode import detect_mode
 from charter.engine.runs import Run, json_text, run_from_json
 from charter.errors import FlowShapeMismatchError, RunNotFoundError, RunWaitTimeoutError
+from charter.registry import AsyncRegistry, Registry
 
 _POLL_S = 0.5
 
@@ -45,12 +46,15 @@ class _Base:
         # object changed after its first start is checked again.
         self._verified: set[tuple[str, str]] = set()
 
-    def _start_params(self, flow: str, input: Any, run_id: str | None) -> dict[str, Any]:
+    def _start_params(
+        self, flow: str, input: Any, run_id: str | None, version_id: str | None = None
+    ) -> dict[str, Any]:
         return {
             "flow": flow,
             "input": json_text(input, "The run input"),
             "run_id": run_id,
             "org_id": self.org_id,
+            "version_id": version_id,
         }
 
     @staticmethod
@@ -92,13 +96,26 @@ class Client(_Base):
             self._pool.close()
             self._pool = None
 
-    def start(self, flow: Flow | str, input: Any = None, *, run_id: str | None = None) -> str:
+    @property
+    def registry(self) -> Registry:
+        """The definition registry: workflows, versions, invocations (seed 001)."""
+        return Registry(self)
+
+    def start(
+        self,
+        flow: Flow | str,
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        version_id: str | None = None,
+    ) -> str:
         """Start a run of ``flow`` (a Flow or its slug); returns the run id. With ``run_id``
-        it is idempotent: the same id and input return the same run."""
-        slug = self._ensure(flow)
+        it is idempotent: the same id and input return the same run. ``version_id`` runs
+        a given runnable version instead of the current one."""
+        slug = self._ensure(flow) if version_id is None else _slug(flow)
         with self._conn() as conn, charter_errors():
             row = conn.execute(
-                query("start_run"), self._start_params(slug, input, run_id)
+                query("start_run"), self._start_params(slug, input, run_id, version_id)
             ).fetchone()
         assert row is not None
         return str(row[0]["runId"])
@@ -190,13 +207,25 @@ class AsyncClient(_Base):
             await self._pool.close()
             self._pool = None
 
-    async def start(self, flow: Flow | str, input: Any = None, *, run_id: str | None = None) -> str:
-        slug = await self._ensure(flow)
+    @property
+    def registry(self) -> AsyncRegistry:
+        """The definition registry: workflows, versions, invocations (seed 001)."""
+        return AsyncRegistry(self)
+
+    async def start(
+        self,
+        flow: Flow | str,
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        version_id: str | None = None,
+    ) -> str:
+        slug = await self._ensure(flow) if version_id is None else _slug(flow)
         pool = await self._ready()
         async with pool.connection() as conn:
             with charter_errors():
                 cur = await conn.execute(
-                    query("start_run"), self._start_params(slug, input, run_id)
+                    query("start_run"), self._start_params(slug, input, run_id, version_id)
                 )
             row = await cur.fetchone()
         assert row is not None
@@ -281,6 +310,10 @@ class AsyncClient(_Base):
         with connection.connect(self.target) as conn:
             if self._migrate:
                 migrate_schema(conn)
+
+
+def _slug(flow: Flow | str) -> str:
+    return flow if isinstance(flow, str) else flow.slug
 
 
 def _shape_key(flow: Flow) -> tuple[str, str]:

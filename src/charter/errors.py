@@ -27,7 +27,19 @@ The tree::
     ├── RunStateError                 RUN_STATE_INVALID (e.g. cancelling a completed run)
     ├── RunInputError                 RUN_INPUT_INVALID (not JSON, or not what the flow needs)
     ├── ReadinessOverflowError        READINESS_OVERFLOW (a bug guard: never expected)
-    └── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
+    ├── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
+    └── RegistryError                 the definition registry (seed 001)
+        ├── WorkflowExistsError           WORKFLOW_EXISTS
+        ├── WorkflowNotFoundError         WORKFLOW_NOT_FOUND
+        ├── VersionExistsError            VERSION_EXISTS
+        ├── VersionIdTakenError           VERSION_ID_TAKEN (the id belongs to another workflow)
+        ├── VersionNotFoundError          VERSION_NOT_FOUND
+        ├── ParentVersionNotFoundError    PARENT_VERSION_NOT_FOUND
+        ├── InvocationIdRequiredError     INVOCATION_ID_REQUIRED
+        ├── InvocationExistsError         INVOCATION_EXISTS
+        ├── InvocationIdTakenError        INVOCATION_ID_TAKEN (the id belongs to another version)
+        ├── WorkflowMismatchError         WORKFLOW_MISMATCH (version of another workflow)
+        └── RegistryInputError            REGISTRY_INPUT_INVALID
 
 Errors raised inside SQL use SQLSTATE class ``CH`` (see ``charter.db.sqlstate``) and map
 back to one subclass each, so callers match on ``code``, never on message text.
@@ -163,3 +175,51 @@ class ReadinessOverflowError(CharterError):
 
 class RunWaitTimeoutError(CharterError, TimeoutError):
     code = "RUN_WAIT_TIMEOUT"
+
+
+class RegistryError(CharterError):
+    code = "REGISTRY_ERROR"
+
+
+class WorkflowExistsError(RegistryError):
+    code = "WORKFLOW_EXISTS"
+
+
+class WorkflowNotFoundError(RegistryError):
+    code = "WORKFLOW_NOT_FOUND"
+
+
+class VersionExistsError(RegistryError):
+    code = "VERSION_EXISTS"
+
+
+class VersionIdTakenError(RegistryError):
+    code = "VERSION_ID_TAKEN"
+
+
+class VersionNotFoundError(RegistryError):
+    code = "VERSION_NOT_FOUND"
+
+
+class ParentVersionNotFoundError(RegistryError):
+    code = "PARENT_VERSION_NOT_FOUND"
+
+
+class InvocationIdRequiredError(RegistryError):
+    code = "INVOCATION_ID_REQUIRED"
+
+
+class InvocationExistsError(RegistryError):
+    code = "INVOCATION_EXISTS"
+
+
+class InvocationIdTakenError(RegistryError):
+    code = "INVOCATION_ID_TAKEN"
+
+
+class WorkflowMismatchError(RegistryError):
+    code = "WORKFLOW_MISMATCH"
+
+
+class RegistryInputError(RegistryError):
+    code = "REGISTRY_INPUT_INVALID"

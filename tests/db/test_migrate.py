@@ -81,7 +81,16 @@ def test_a_new_migration_and_a_changed_function_are_applied_on_upgrade(empty_db_
         )
         report = charter.migrate(conn, source=sql_copy)
         assert report.applied == ["migrations/9000_add_widgets.sql"]
-        assert report.reapplied == ["functions/0100_schema_version.sql"]
+        # after a new migration every function and trigger file is applied again
+        assert report.reapplied == [
+            f.name for f in migrations.load_files(sql_copy) if f.kind == "repeatable"
+        ]
+        (sql_copy / "functions" / "0100_schema_version.sql").write_text(
+            function.read_text().replace("-- Changed comment.", "-- Changed again.")
+        )
+        assert charter.migrate(conn, source=sql_copy).reapplied == [
+            "functions/0100_schema_version.sql"
+        ]  # otherwise only what changed
         assert report.version == "9000"
         assert conn.execute("SELECT to_regclass('charter.widgets')").fetchone()[0] is not None
 

@@ -5,7 +5,8 @@ Two kinds of SQL file ship in ``charter/db/sql``:
 * ``migrations/NNNN_name.sql`` — versioned; applied once, in order, and never edited after
   release (a changed checksum is refused).
 * ``functions/*.sql`` then ``triggers/*.sql`` — repeatable, one object per file, written with
-  ``CREATE OR REPLACE``; (re)applied whenever the file's checksum changes.
+  ``CREATE OR REPLACE``; (re)applied whenever the file's checksum changes, and all of them
+  after any new migration (which may have dropped a function to change its signature).
 
 A run is one transaction under an advisory lock: concurrent runs wait for each other, and a
 run killed half-way leaves the database exactly at the old version.
@@ -107,7 +108,11 @@ def migrate(
                         "Migrations must be applied in order: give it a number above "
                         f"{newest}."
                     )
-            elif record is not None and record["checksum"] == file.checksum:
+            elif (
+                record is not None
+                and record["checksum"] == file.checksum
+                and not report.applied  # a migration may have dropped what the file makes
+            ):
                 continue
             _apply(conn, file)
             (report.applied if file.kind == "versioned" else report.reapplied).append(file.name)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import psycopg
 
+from charter import errors
 from charter.errors import (
     CharterError,
     ConfigurationError,
@@ -34,6 +35,17 @@ SQLSTATE_ERRORS: dict[str, type[CharterError]] = {
     "CH007": RunStateError,
     "CH008": RunInputError,
     "CH009": ReadinessOverflowError,
+    "CH010": errors.WorkflowExistsError,
+    "CH011": errors.WorkflowNotFoundError,
+    "CH012": errors.VersionExistsError,
+    "CH013": errors.VersionIdTakenError,
+    "CH014": errors.VersionNotFoundError,
+    "CH015": errors.ParentVersionNotFoundError,
+    "CH016": errors.InvocationIdRequiredError,
+    "CH017": errors.InvocationExistsError,
+    "CH018": errors.InvocationIdTakenError,
+    "CH019": errors.WorkflowMismatchError,
+    "CH020": errors.RegistryInputError,
 }
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass
 class Context:
     """The handler context.
 
@@ -27,6 +28,16 @@ class Context:
     logger: logging.LoggerAdapter[logging.Logger] = field(
         default_factory=lambda: logging.LoggerAdapter(logging.getLogger("charter.step"))
     )
+    cost_usd: float = 0.0
+
+    def add_cost(self, usd: float) -> None:
+        """Report what this attempt cost (say, a model call's price); the run's
+        ``usd_cost`` adds it up, for failed attempts too."""
+        if isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd):
+            raise ValueError(f"add_cost needs a finite number of dollars, got {usd!r}")
+        if usd < 0:
+            raise ValueError(f"add_cost needs a cost of 0 or more, got {usd!r}")
+        self.cost_usd += usd
 
 
 def step_logger(run_id: str, step: str, task_index: int) -> logging.LoggerAdapter[logging.Logger]:

@@ -80,6 +80,7 @@ class _Outcome:
     output: str | None = None  # JSON text, when the handler succeeded
     error: dict[str, Any] | None = None
     permanent: bool = False
+    cost: float = 0.0
 
 
 class Worker:
@@ -302,10 +303,11 @@ class Worker:
                 text = json_text(output, f"The output of step '{task.step}'")
             except RunInputError as exc:
                 raise StepOutputError(exc.message) from None
-            return _Outcome(task, output=text)
+            return _Outcome(task, output=text, cost=ctx.cost_usd)
         except TimeoutError:
             return _Outcome(
                 task,
+                cost=ctx.cost_usd,
                 error={
                     "type": "Timeout",
                     "message": f"Step '{task.step}' did not finish within its timeout of "
@@ -314,9 +316,9 @@ class Worker:
                 },
             )
         except (StepInputError, StepOutputError) as exc:
-            return _Outcome(task, error=_error(exc), permanent=True)
+            return _Outcome(task, error=_error(exc), permanent=True, cost=ctx.cost_usd)
         except Exception as exc:
-            return _Outcome(task, error=_error(exc))
+            return _Outcome(task, error=_error(exc), cost=ctx.cost_usd)
 
     # -- complete ------------------------------------------------------------------------
 
@@ -376,6 +378,7 @@ class Worker:
                         "tokens": [o.task.token for o in done],
                         "outputs": [o.output for o in done],
                         "worker_id": self.id,
+                        "costs": [o.cost for o in done],
                     },
                 )
             if failed:
@@ -387,6 +390,7 @@ class Worker:
                         "errors": [json_text(o.error, "error") for o in failed],
                         "permanent": [o.permanent for o in failed],
                         "worker_id": self.id,
+                        "costs": [o.cost for o in failed],
                     },
                 )
         self.completed += len(done)

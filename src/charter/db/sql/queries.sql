@@ -28,7 +28,7 @@ SELECT charter.deploy_flow(%(slug)s, %(shape)s, %(compiled)s);
 SELECT charter.ensure_partitions();
 
 -- name: start_run
-SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s);
+SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(version_id)s);
 
 -- name: get_run
 SELECT charter.get_run(%(run_id)s);
@@ -57,11 +57,13 @@ SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_toke
 
 -- name: complete_tasks
 SELECT task_id, outcome
-  FROM charter.complete_tasks(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(worker_id)s);
+  FROM charter.complete_tasks(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(worker_id)s,
+                              %(costs)s::numeric[]);
 
 -- name: fail_tasks
 SELECT task_id, outcome
-  FROM charter.fail_tasks(%(task_ids)s, %(tokens)s, %(errors)s::jsonb[], %(permanent)s, %(worker_id)s);
+  FROM charter.fail_tasks(%(task_ids)s, %(tokens)s, %(errors)s::jsonb[], %(permanent)s, %(worker_id)s,
+                          %(costs)s::numeric[]);
 
 -- name: extend_leases
 SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
@@ -88,3 +90,22 @@ SELECT e.step_slug,
  WHERE e.run_id LIKE %(prefix)s AND e.step_slug <> '$run' AND e.started_at IS NOT NULL
  GROUP BY e.step_slug
  ORDER BY min(e.id);
+
+-- name: ensure_workflow
+SELECT charter.ensure_workflow(%(wf_id)s, %(description)s, %(owner_id)s, %(on_existing)s);
+
+-- name: create_workflow_version
+SELECT charter.create_workflow_version(
+    %(workflow_id)s, %(dsl)s::jsonb, %(commit_message)s, %(operation)s, %(version_id)s,
+    %(generation_id)s, %(parent_version_ids)s::text[], %(owner_id)s, %(auto_create_parent)s,
+    %(on_existing)s);
+
+-- name: create_invocation
+SELECT charter.create_invocation(%(invocation_id)s, %(version_id)s, %(workflow_id)s, %(run_id)s,
+                                 %(generation_id)s, %(owner_id)s, %(on_existing)s);
+
+-- name: update_invocation
+SELECT charter.update_invocation(%(invocation_id)s, %(status)s, %(end_time)s, %(usd_cost)s);
+
+-- name: workflow_lineage
+SELECT charter.workflow_lineage(%(version_id)s);

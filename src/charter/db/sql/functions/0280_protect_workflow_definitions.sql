@@ -1,5 +1,6 @@
 -- Trigger function: published definitions are immutable (WF-04). Updates are rejected,
--- except tuning a flow step's opt_* columns; deletes only through delete_flow_and_data().
+-- except tuning a flow step's opt_* columns and a version's registry metadata (commit
+-- message, generation, owner); deletes only through delete_flow_and_data().
 CREATE OR REPLACE FUNCTION charter._protect_workflow_definitions()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -18,6 +19,11 @@ BEGIN
        AND (to_jsonb(NEW) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[])
          = (to_jsonb(OLD) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[]) THEN
         RETURN NEW;  -- tuning options is allowed
+    END IF;
+    IF TG_TABLE_NAME = 'workflow_versions'
+       AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id}'::text[])
+         = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id}'::text[]) THEN
+        RETURN NEW;  -- registry metadata, not the definition
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH002',
         MESSAGE = format('charter.%s rows of published workflow versions are immutable (WF-04)', TG_TABLE_NAME),

@@ -1,12 +1,14 @@
 -- Starts a run of the flow's current version: the run row, one readiness row per step (and
 -- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
 -- the same id with the same flow and input returns the existing run; with another flow or
--- input it is RUN_ID_CONFLICT. Returns {"runId", "created", "status", "versionId"}.
+-- input it is RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
+-- instead of the current one. Returns {"runId", "created", "status", "versionId"}.
 CREATE OR REPLACE FUNCTION charter.start_run(
     p_flow_slug text,
     p_input jsonb,
     p_run_id text DEFAULT NULL,
-    p_org_id text DEFAULT 'default'
+    p_org_id text DEFAULT 'default',
+    p_version_id text DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -19,8 +21,18 @@ DECLARE
     v_existing   charter.runs;
     v_step       record;
 BEGIN
-    SELECT w.current_version_id INTO v_version_id
-      FROM charter.workflows AS w WHERE w.slug = p_flow_slug;
+    IF p_version_id IS NOT NULL THEN
+        SELECT v.id INTO v_version_id FROM charter.workflow_versions AS v
+         WHERE v.id = p_version_id AND v.workflow_slug = p_flow_slug AND v.definition_kind = 'flow';
+        IF v_version_id IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH014',
+                MESSAGE = format('Version %s is not a runnable version of flow %L', p_version_id, p_flow_slug),
+                HINT = 'Pass a version of this flow whose definition is a flow (see charter lineage), or none for the current one.';
+        END IF;
+    ELSE
+        SELECT w.current_version_id INTO v_version_id
+          FROM charter.workflows AS w WHERE w.slug = p_flow_slug;
+    END IF;
     IF v_version_id IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH003',
             MESSAGE = format('Flow %L is not in the database', p_flow_slug),

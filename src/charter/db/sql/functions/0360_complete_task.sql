@@ -2,12 +2,14 @@
 -- run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'), receipt
 -- first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row (WF-09),
 -- then the effects. A map task's result goes to its step's inbox at its index; the last
--- one aggregates them in index order. Returns 'completed' or 'stale'.
+-- one aggregates them in index order. p_cost (what the attempt cost, e.g. a model call's
+-- price) is added to the run's usd_cost. Returns 'completed' or 'stale'.
 CREATE OR REPLACE FUNCTION charter._complete_one(
     p_task_id bigint,
     p_token uuid,
     p_output jsonb,
-    p_worker_id text
+    p_worker_id text,
+    p_cost numeric DEFAULT 0
 )
 RETURNS text
 LANGUAGE plpgsql
@@ -36,6 +38,9 @@ BEGIN
     ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         RETURN 'stale';
+    END IF;
+    IF coalesce(p_cost, 0) > 0 THEN
+        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id;
     END IF;
     INSERT INTO charter.step_executions (
         org_id, run_id, step_slug, task_index, attempt, status, terminal, idempotency_key,
@@ -71,13 +76,15 @@ CREATE OR REPLACE FUNCTION charter.complete_task(
     p_task_id bigint,
     p_token uuid,
     p_output jsonb,
-    p_worker_id text DEFAULT NULL
+    p_worker_id text DEFAULT NULL,
+    p_cost numeric DEFAULT 0
 )
 RETURNS text
 LANGUAGE sql
 SET search_path = ''
 AS $$
-    SELECT charter._complete_one(p_task_id, p_token, coalesce(p_output, 'null'::jsonb), p_worker_id)
+    SELECT charter._complete_one(p_task_id, p_token, coalesce(p_output, 'null'::jsonb), p_worker_id,
+                                 p_cost)
 $$;
 
 -- Group completion: several finished tasks in one transaction (one commit for all). Each is
@@ -87,7 +94,8 @@ CREATE OR REPLACE FUNCTION charter.complete_tasks(
     p_task_ids bigint[],
     p_tokens uuid[],
     p_outputs jsonb[],
-    p_worker_id text DEFAULT NULL
+    p_worker_id text DEFAULT NULL,
+    p_costs numeric[] DEFAULT NULL
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -98,14 +106,15 @@ DECLARE
     v_item record;
 BEGIN
     FOR v_item IN
-        SELECT u.id, u.token, u.output
-          FROM unnest(p_task_ids, p_tokens, p_outputs) AS u(id, token, output)
+        SELECT u.id, u.token, u.output, u.cost
+          FROM unnest(p_task_ids, p_tokens, p_outputs, p_costs) AS u(id, token, output, cost)
           LEFT JOIN charter.tasks AS t ON t.id = u.id
          ORDER BY t.run_id, u.id
     LOOP
         task_id := v_item.id;
         outcome := charter._complete_one(v_item.id, v_item.token,
-                                         coalesce(v_item.output, 'null'::jsonb), p_worker_id);
+                                         coalesce(v_item.output, 'null'::jsonb), p_worker_id,
+                                         coalesce(v_item.cost, 0));
         RETURN NEXT;
     END LOOP;
 END;

@@ -7,7 +7,8 @@ CREATE OR REPLACE FUNCTION charter._fail_one(
     p_token uuid,
     p_error jsonb,
     p_permanent boolean,
-    p_worker_id text
+    p_worker_id text,
+    p_cost numeric DEFAULT 0
 )
 RETURNS text
 LANGUAGE plpgsql
@@ -30,6 +31,9 @@ BEGIN
        FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'stale';
+    END IF;
+    IF coalesce(p_cost, 0) > 0 THEN  -- a failed attempt may still have cost money
+        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id;
     END IF;
     v_final := p_permanent OR v_task.attempts >= v_task.max_attempts;
     v_error := coalesce(p_error, '{}'::jsonb) || jsonb_build_object(
@@ -66,13 +70,15 @@ CREATE OR REPLACE FUNCTION charter.fail_task(
     p_token uuid,
     p_error jsonb,
     p_permanent boolean DEFAULT false,
-    p_worker_id text DEFAULT NULL
+    p_worker_id text DEFAULT NULL,
+    p_cost numeric DEFAULT 0
 )
 RETURNS text
 LANGUAGE sql
 SET search_path = ''
 AS $$
-    SELECT charter._fail_one(p_task_id, p_token, p_error, coalesce(p_permanent, false), p_worker_id)
+    SELECT charter._fail_one(p_task_id, p_token, p_error, coalesce(p_permanent, false), p_worker_id,
+                             p_cost)
 $$;
 
 -- Several failed attempts in one transaction, runs locked in id order (see complete_tasks).
@@ -81,7 +87,8 @@ CREATE OR REPLACE FUNCTION charter.fail_tasks(
     p_tokens uuid[],
     p_errors jsonb[],
     p_permanent boolean[],
-    p_worker_id text DEFAULT NULL
+    p_worker_id text DEFAULT NULL,
+    p_costs numeric[] DEFAULT NULL
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -92,14 +99,16 @@ DECLARE
     v_item record;
 BEGIN
     FOR v_item IN
-        SELECT u.id, u.token, u.error, u.permanent
-          FROM unnest(p_task_ids, p_tokens, p_errors, p_permanent) AS u(id, token, error, permanent)
+        SELECT u.id, u.token, u.error, u.permanent, u.cost
+          FROM unnest(p_task_ids, p_tokens, p_errors, p_permanent, p_costs)
+               AS u(id, token, error, permanent, cost)
           LEFT JOIN charter.tasks AS t ON t.id = u.id
          ORDER BY t.run_id, u.id
     LOOP
         task_id := v_item.id;
         outcome := charter._fail_one(v_item.id, v_item.token, v_item.error,
-                                     coalesce(v_item.permanent, false), p_worker_id);
+                                     coalesce(v_item.permanent, false), p_worker_id,
+                                     coalesce(v_item.cost, 0));
         RETURN NEXT;
     END LOOP;
 END;

@@ -12,6 +12,11 @@ CREATE TABLE charter.workflow_versions (
     opt_timeout      integer,
     opt_start_delay  integer,
     created_at       timestamptz NOT NULL DEFAULT now(),
+    dsl              jsonb,
+    commit_message   text,
+    operation        text,
+    generation_id    text,
+    owner_id         text,
     CONSTRAINT workflow_versions_pkey PRIMARY KEY (id),
     CONSTRAINT workflow_versions_number_unique UNIQUE (workflow_slug, version),
     CONSTRAINT workflow_versions_workflow_fkey FOREIGN KEY (workflow_slug)
@@ -24,7 +29,9 @@ CREATE TABLE charter.workflow_versions (
     CONSTRAINT opt_max_attempts_in_range CHECK (opt_max_attempts BETWEEN 1 AND 1000),
     CONSTRAINT opt_base_delay_in_range CHECK (opt_base_delay BETWEEN 0 AND 86400),
     CONSTRAINT opt_timeout_in_range CHECK (opt_timeout BETWEEN 1 AND 86400),
-    CONSTRAINT opt_start_delay_in_range CHECK (opt_start_delay BETWEEN 0 AND 31536000)
+    CONSTRAINT opt_start_delay_in_range CHECK (opt_start_delay BETWEEN 0 AND 31536000),
+    CONSTRAINT operation_is_known
+        CHECK (operation IN ('init', 'crossover', 'mutation', 'immigrant'))
 );
 
 COMMENT ON TABLE charter.workflow_versions IS

@@ -10,13 +10,18 @@ CREATE TABLE charter.runs (
     created_at    timestamptz NOT NULL DEFAULT now(),
     finished_at   timestamptz,
     updated_at    timestamptz NOT NULL DEFAULT now(),
+    owner_id         text,
+    generation_id    text,
+    evolution_run_id text,
+    usd_cost         numeric(16, 6) NOT NULL DEFAULT 0,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),
     CONSTRAINT run_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
     CONSTRAINT run_status_is_known
         CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
-    CONSTRAINT finished_runs_have_finished_at CHECK ((status = 'running') = (finished_at IS NULL))
+    CONSTRAINT finished_runs_have_finished_at CHECK ((status = 'running') = (finished_at IS NULL)),
+    CONSTRAINT usd_cost_is_not_negative CHECK (usd_cost >= 0)
 );
 
 COMMENT ON TABLE charter.runs IS

@@ -1,0 +1,431 @@
+"""The definition registry (seed 001): workflows, their versions and invocations.
+
+It works on its own — the persistence layer of an external runner that records versions
+and invocations and reports their status and cost — and it is the data charter's own runs
+use: a run charter starts is an invocation of its pinned version.
+
+>>> reg = Client().registry                                       # doctest: +SKIP
+>>> reg.ensure_workflow("wf_summarize", "Summarise support tickets")
+>>> v1 = reg.create_workflow_version("wf_summarize", {"prompt": "..."}, "first cut", "init")
+>>> reg.create_invocation("inv-001", v1.version_id)
+>>> reg.update_invocation("inv-001", status="completed", usd_cost=0.0123)
+
+Every call is one transaction (all or nothing) and returns a result whose ``warnings`` are
+structured (``code``, ``message``, ``severity`` INFO or WARN) and also logged; failures
+raise :class:`~charter.errors.RegistryError` subclasses with stable codes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from charter.db.queries import query
+from charter.db.sqlstate import charter_errors
+from charter.engine.runs import json_text
+
+if TYPE_CHECKING:
+    from charter.client import AsyncClient, Client
+
+log = logging.getLogger("charter.registry")
+
+OnExisting = Literal["update", "skip", "error"]
+Operation = Literal["init", "crossover", "mutation", "immigrant"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RegistryWarning:
+    code: str
+    message: str
+    severity: str  # INFO or WARN
+
+
+@dataclass(frozen=True)
+class WorkflowResult:
+    workflow_id: str
+    action: str  # created | updated | skipped
+    warnings: list[RegistryWarning] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class VersionResult:
+    version_id: str
+    workflow_id: str
+    version: int
+    action: str  # created | updated | skipped
+    runnable: bool  # the DSL was a flow shape: start_run can run this version
+    warnings: list[RegistryWarning] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InvocationResult:
+    invocation_id: str
+    version_id: str
+    workflow_id: str
+    action: str  # created | updated
+    warnings: list[RegistryWarning] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    invocation_id: str
+    version_id: str
+    workflow_id: str
+    status: str
+    start_time: datetime
+    end_time: datetime | None
+    usd_cost: float
+    warnings: list[RegistryWarning] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Lineage:
+    version_id: str
+    workflow_id: str
+    version: int
+    operation: str | None
+    commit_message: str | None
+    generation_id: str | None
+    created_at: datetime
+    parents: list[Lineage] = field(default_factory=list)
+
+    def ancestors(self) -> list[str]:
+        """Every ancestor's version id, nearest first, each once."""
+        seen: list[str] = []
+        frontier = list(self.parents)
+        while frontier:
+            node = frontier.pop(0)
+            if node.version_id not in seen:
+                seen.append(node.version_id)
+                frontier.extend(node.parents)
+        return seen
+
+
+@dataclass(frozen=True)
+class _Call(Generic[T]):
+    """One registry call: its named query, parameters, and how to read the answer."""
+
+    name: str
+    params: dict[str, Any]
+    parse: Callable[[dict[str, Any]], T]
+
+
+def _ensure_workflow(
+    wf_id: str, description: str, owner_id: str | None, on_existing: OnExisting
+) -> _Call[WorkflowResult]:
+    return _Call(
+        "ensure_workflow",
+        {
+            "wf_id": wf_id,
+            "description": description,
+            "owner_id": owner_id,
+            "on_existing": on_existing,
+        },
+        lambda d: WorkflowResult(d["workflowId"], d["action"], _warnings(d)),
+    )
+
+
+def _create_workflow_version(
+    workflow_id: str,
+    dsl: Any,
+    commit_message: str,
+    operation: Operation,
+    *,
+    wf_version_id: str | None,
+    generation_id: str | None,
+    parent_version_ids: Sequence[str],
+    owner_id: str | None,
+    auto_create_parent: bool,
+    on_existing: OnExisting,
+) -> _Call[VersionResult]:
+    return _Call(
+        "create_workflow_version",
+        {
+            "workflow_id": workflow_id,
+            "dsl": json_text(dsl, "The dsl"),
+            "commit_message": commit_message,
+            "operation": operation,
+            "version_id": wf_version_id,
+            "generation_id": generation_id,
+            "parent_version_ids": list(parent_version_ids),
+            "owner_id": owner_id,
+            "auto_create_parent": auto_create_parent,
+            "on_existing": on_existing,
+        },
+        lambda d: VersionResult(
+            d["versionId"], d["workflowId"], d["version"], d["action"], d["runnable"], _warnings(d)
+        ),
+    )
+
+
+def _create_invocation(
+    wf_invocation_id: str,
+    wf_version_id: str,
+    *,
+    workflow_id: str | None,
+    run_id: str | None,
+    generation_id: str | None,
+    owner_id: str | None,
+    on_existing: Literal["update", "error"],
+) -> _Call[InvocationResult]:
+    return _Call(
+        "create_invocation",
+        {
+            "invocation_id": wf_invocation_id,
+            "version_id": wf_version_id,
+            "workflow_id": workflow_id,
+            "run_id": run_id,
+            "generation_id": generation_id,
+            "owner_id": owner_id,
+            "on_existing": on_existing,
+        },
+        lambda d: InvocationResult(
+            d["invocationId"], d["versionId"], d["workflowId"], d["action"], _warnings(d)
+        ),
+    )
+
+
+def _update_invocation(
+    wf_invocation_id: str, *, status: str | None, end_time: datetime | None, usd_cost: float | None
+) -> _Call[Invocation]:
+    return _Call(
+        "update_invocation",
+        {
+            "invocation_id": wf_invocation_id,
+            "status": status,
+            "end_time": end_time,
+            "usd_cost": usd_cost,
+        },
+        lambda d: Invocation(
+            d["invocationId"],
+            d["versionId"],
+            d["workflowId"],
+            d["status"],
+            datetime.fromisoformat(d["startTime"]),
+            datetime.fromisoformat(d["endTime"]) if d["endTime"] else None,
+            float(d["usdCost"]),
+            _warnings(d),
+        ),
+    )
+
+
+def _lineage(wf_version_id: str) -> _Call[Lineage]:
+    return _Call("workflow_lineage", {"version_id": wf_version_id}, _lineage_from_json)
+
+
+def _lineage_from_json(d: dict[str, Any]) -> Lineage:
+    return Lineage(
+        d["versionId"],
+        d["workflowId"],
+        d["version"],
+        d["operation"],
+        d["commitMessage"],
+        d["generationId"],
+        datetime.fromisoformat(d["createdAt"]),
+        [_lineage_from_json(p) for p in d["parents"]],
+    )
+
+
+def _warnings(data: dict[str, Any]) -> list[RegistryWarning]:
+    warnings = [
+        RegistryWarning(w["code"], w["message"], w["severity"]) for w in data.get("warnings", [])
+    ]
+    for warning in warnings:
+        log.log(
+            logging.WARNING if warning.severity == "WARN" else logging.INFO,
+            "%s: %s",
+            warning.code,
+            warning.message,
+        )
+    return warnings
+
+
+class Registry:
+    """The registry on a :class:`~charter.client.Client` (``client.registry``)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def ensure_workflow(
+        self,
+        wf_id: str,
+        description: str,
+        *,
+        owner_id: str | None = None,
+        on_existing: OnExisting = "update",
+    ) -> WorkflowResult:
+        return self._do(_ensure_workflow(wf_id, description, owner_id, on_existing))
+
+    def create_workflow_version(
+        self,
+        workflow_id: str,
+        dsl: Any,
+        commit_message: str,
+        operation: Operation,
+        *,
+        wf_version_id: str | None = None,
+        generation_id: str | None = None,
+        parent_version_ids: Sequence[str] = (),
+        owner_id: str | None = None,
+        auto_create_parent: bool = True,
+        on_existing: OnExisting = "update",
+    ) -> VersionResult:
+        return self._do(
+            _create_workflow_version(
+                workflow_id,
+                dsl,
+                commit_message,
+                operation,
+                wf_version_id=wf_version_id,
+                generation_id=generation_id,
+                parent_version_ids=parent_version_ids,
+                owner_id=owner_id,
+                auto_create_parent=auto_create_parent,
+                on_existing=on_existing,
+            )
+        )
+
+    def create_invocation(
+        self,
+        wf_invocation_id: str,
+        wf_version_id: str,
+        *,
+        workflow_id: str | None = None,
+        run_id: str | None = None,
+        generation_id: str | None = None,
+        owner_id: str | None = None,
+        on_existing: Literal["update", "error"] = "update",
+    ) -> InvocationResult:
+        return self._do(
+            _create_invocation(
+                wf_invocation_id,
+                wf_version_id,
+                workflow_id=workflow_id,
+                run_id=run_id,
+                generation_id=generation_id,
+                owner_id=owner_id,
+                on_existing=on_existing,
+            )
+        )
+
+    def update_invocation(
+        self,
+        wf_invocation_id: str,
+        *,
+        status: str | None = None,
+        end_time: datetime | None = None,
+        usd_cost: float | None = None,
+    ) -> Invocation:
+        return self._do(
+            _update_invocation(
+                wf_invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
+            )
+        )
+
+    def lineage(self, wf_version_id: str) -> Lineage:
+        return self._do(_lineage(wf_version_id))
+
+    def _do(self, call: _Call[T]) -> T:
+        with self._client._conn() as conn, charter_errors():
+            row = conn.execute(query(call.name), call.params).fetchone()
+        assert row is not None
+        return call.parse(row[0])
+
+
+class AsyncRegistry:
+    """The registry on an :class:`~charter.client.AsyncClient`: the same calls, awaitable."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def ensure_workflow(
+        self,
+        wf_id: str,
+        description: str,
+        *,
+        owner_id: str | None = None,
+        on_existing: OnExisting = "update",
+    ) -> WorkflowResult:
+        return await self._do(_ensure_workflow(wf_id, description, owner_id, on_existing))
+
+    async def create_workflow_version(
+        self,
+        workflow_id: str,
+        dsl: Any,
+        commit_message: str,
+        operation: Operation,
+        *,
+        wf_version_id: str | None = None,
+        generation_id: str | None = None,
+        parent_version_ids: Sequence[str] = (),
+        owner_id: str | None = None,
+        auto_create_parent: bool = True,
+        on_existing: OnExisting = "update",
+    ) -> VersionResult:
+        return await self._do(
+            _create_workflow_version(
+                workflow_id,
+                dsl,
+                commit_message,
+                operation,
+                wf_version_id=wf_version_id,
+                generation_id=generation_id,
+                parent_version_ids=parent_version_ids,
+                owner_id=owner_id,
+                auto_create_parent=auto_create_parent,
+                on_existing=on_existing,
+            )
+        )
+
+    async def create_invocation(
+        self,
+        wf_invocation_id: str,
+        wf_version_id: str,
+        *,
+        workflow_id: str | None = None,
+        run_id: str | None = None,
+        generation_id: str | None = None,
+        owner_id: str | None = None,
+        on_existing: Literal["update", "error"] = "update",
+    ) -> InvocationResult:
+        return await self._do(
+            _create_invocation(
+                wf_invocation_id,
+                wf_version_id,
+                workflow_id=workflow_id,
+                run_id=run_id,
+                generation_id=generation_id,
+                owner_id=owner_id,
+                on_existing=on_existing,
+            )
+        )
+
+    async def update_invocation(
+        self,
+        wf_invocation_id: str,
+        *,
+        status: str | None = None,
+        end_time: datetime | None = None,
+        usd_cost: float | None = None,
+    ) -> Invocation:
+        return await self._do(
+            _update_invocation(
+                wf_invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
+            )
+        )
+
+    async def lineage(self, wf_version_id: str) -> Lineage:
+        return await self._do(_lineage(wf_version_id))
+
+    async def _do(self, call: _Call[T]) -> T:
+        pool = await self._client._ready()
+        async with pool.connection() as conn:
+            with charter_errors():
+                cur = await conn.execute(query(call.name), call.params)
+            row = await cur.fetchone()
+        assert row is not None
+        return call.parse(row[0])
