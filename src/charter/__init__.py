@@ -1,15 +1,23 @@
 """charter: durable, contracted workflows that live in PostgreSQL."""
 
 from charter.canonical import canonical_hash, canonical_json
+from charter.client import AsyncClient, Client
 from charter.compiler.flows import compare_flow_shapes, compile_flow, extract_flow_shape
 from charter.db.migrate import migrate
 from charter.dsl.flow import Flow, Step
+from charter.engine.runs import Run, StepInfo
 from charter.errors import CharterError
+from charter.worker.context import Context
 
 __all__ = [
+    "AsyncClient",
     "CharterError",
+    "Client",
+    "Context",
     "Flow",
+    "Run",
     "Step",
+    "StepInfo",
     "canonical_hash",
     "canonical_json",
     "compare_flow_shapes",

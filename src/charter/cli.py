@@ -22,7 +22,7 @@ from charter.demo import run_demo
 from charter.engine.flows import deploy_flow, flow_sql
 from charter.engine.mode import detect_mode
 from charter.errors import CharterError, FlowLoadError, RunInputError
-from charter.status import render_run
+from charter.status import render_lineage, render_run
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings
 from charter.worker.startup import prepare_flows
@@ -133,6 +133,11 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=60.0, help="seconds to wait with --wait (default 60)"
     )
     run.set_defaults(handler=_run)
+
+    lineage = commands.add_parser("lineage", help="the ancestry tree of a workflow version")
+    lineage.add_argument("version_id", metavar="VERSION_ID")
+    lineage.add_argument("--json", action="store_true", help="print the tree as JSON")
+    lineage.set_defaults(handler=_lineage)
 
     status = commands.add_parser("status", help="a run's status, steps, attempts and timing")
     status.add_argument("run_id", metavar="RUN_ID")
@@ -309,6 +314,16 @@ def _deploy(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     for flow in load_flows(args.flows):
         out.print(flow_sql(flow), markup=False, end="")
+    return 0
+
+
+def _lineage(args: argparse.Namespace) -> int:
+    with Client(args.database_url) as client:
+        tree = client.registry.lineage(args.version_id)
+    if args.json:
+        out.print(json.dumps(dataclasses.asdict(tree), indent=2, default=str), markup=False)
+    else:
+        out.print(render_lineage(tree))
     return 0
 
 

@@ -7,8 +7,10 @@ import json
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from charter.engine.runs import Run
+from charter.registry import Lineage
 
 _STYLES = {
     "completed": "green",
@@ -59,3 +61,26 @@ def render_run(run: Run) -> Group:
     if run.error:
         parts.append(Text(f"error: {run.error.get('type')}: {run.error.get('message')}", "red"))
     return Group(*parts)
+
+
+def render_lineage(lineage: Lineage) -> Tree:
+    """A version and its ancestors, parents under children (`charter lineage`)."""
+    tree = Tree(_lineage_label(lineage))
+    _add_parents(tree, lineage)
+    return tree
+
+
+def _add_parents(branch: Tree, lineage: Lineage) -> None:
+    for parent in lineage.parents:
+        _add_parents(branch.add(_lineage_label(parent)), parent)
+
+
+def _lineage_label(lineage: Lineage) -> Text:
+    generation = f" gen {lineage.generation_id}" if lineage.generation_id else ""
+    return Text.assemble(
+        (lineage.version_id, "bold"),
+        f"  {lineage.workflow_id} v{lineage.version}  ",
+        (lineage.operation or "", "cyan"),
+        generation,
+        f"  {lineage.commit_message or ''}",
+    )

@@ -4,9 +4,14 @@ import charter
 def test_exported_names_are_pinned_and_sorted():
     assert charter.__all__ == sorted(charter.__all__)
     assert charter.__all__ == [
+        "AsyncClient",
         "CharterError",
+        "Client",
+        "Context",
         "Flow",
+        "Run",
         "Step",
+        "StepInfo",
         "canonical_hash",
         "canonical_json",
         "compare_flow_shapes",

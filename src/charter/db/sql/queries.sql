@@ -92,20 +92,23 @@ SELECT e.step_slug,
  ORDER BY min(e.id);
 
 -- name: ensure_workflow
-SELECT charter.ensure_workflow(%(wf_id)s, %(description)s, %(owner_id)s, %(on_existing)s);
+SELECT charter.ensure_workflow(%(wf_id)s::text, %(description)s::text, %(owner_id)s::text,
+                               %(on_existing)s::text);
 
 -- name: create_workflow_version
 SELECT charter.create_workflow_version(
-    %(workflow_id)s, %(dsl)s::jsonb, %(commit_message)s, %(operation)s, %(version_id)s,
-    %(generation_id)s, %(parent_version_ids)s::text[], %(owner_id)s, %(auto_create_parent)s,
-    %(on_existing)s);
+    %(workflow_id)s::text, %(dsl)s::jsonb, %(commit_message)s::text, %(operation)s::text,
+    %(version_id)s::text, %(generation_id)s::text, %(parent_version_ids)s::text[],
+    %(owner_id)s::text, %(auto_create_parent)s::boolean, %(on_existing)s::text);
 
 -- name: create_invocation
-SELECT charter.create_invocation(%(invocation_id)s, %(version_id)s, %(workflow_id)s, %(run_id)s,
-                                 %(generation_id)s, %(owner_id)s, %(on_existing)s);
+SELECT charter.create_invocation(%(invocation_id)s::text, %(version_id)s::text, %(workflow_id)s::text,
+                                 %(run_id)s::text, %(generation_id)s::text, %(owner_id)s::text,
+                                 %(on_existing)s::text);
 
 -- name: update_invocation
-SELECT charter.update_invocation(%(invocation_id)s, %(status)s, %(end_time)s, %(usd_cost)s);
+SELECT charter.update_invocation(%(invocation_id)s::text, %(status)s::text, %(end_time)s::timestamptz,
+                                 %(usd_cost)s::numeric);
 
 -- name: workflow_lineage
 SELECT charter.workflow_lineage(%(version_id)s);

@@ -40,7 +40,7 @@ BEGIN
             MESSAGE = 'wf_version_id must be a non-empty string of at most 200 characters',
             HINT = 'Pass a version id, or none to have one generated.';
     END IF;
-    IF p_dsl IS NULL THEN
+    IF p_dsl IS NULL OR jsonb_typeof(p_dsl) = 'null' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH020', MESSAGE = format('Version %s has no dsl', v_id),
             HINT = 'Pass the definition (any JSON) the version records.';
     END IF;
