@@ -28,6 +28,7 @@ The tree::
     ├── RunInputError                 RUN_INPUT_INVALID (not JSON, or not what the flow needs)
     ├── ReadinessOverflowError        READINESS_OVERFLOW (a bug guard: never expected)
     ├── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
+    ├── ExpressionError               EXPR_* (the rule broken; .line and .column locate it)
     └── RegistryError                 the definition registry (seed 001)
         ├── WorkflowExistsError           WORKFLOW_EXISTS
         ├── WorkflowNotFoundError         WORKFLOW_NOT_FOUND
@@ -223,3 +224,13 @@ class WorkflowMismatchError(RegistryError):
 
 class RegistryInputError(RegistryError):
     code = "REGISTRY_INPUT_INVALID"
+
+
+class ExpressionError(CharterError, ValueError):
+    """An expression broke a rule; ``code`` names it (EXPR_SYNTAX, EXPR_UNKNOWN_VARIABLE,
+    EXPR_TYPE_MISMATCH, EXPR_TOO_LONG, EXPR_TOO_DEEP, EXPR_TOO_MANY_DEREFERENCES,
+    EXPR_FORBIDDEN) and ``line``/``column`` say where."""
+
+    code = "EXPR_INVALID"
+    line: int = 1
+    column: int = 1

@@ -46,6 +46,7 @@ SQLSTATE_ERRORS: dict[str, type[CharterError]] = {
     "CH018": errors.InvocationIdTakenError,
     "CH019": errors.WorkflowMismatchError,
     "CH020": errors.RegistryInputError,
+    "CH021": errors.ExpressionError,
 }
 
 
