@@ -29,6 +29,9 @@ The tree::
     ├── ReadinessOverflowError        READINESS_OVERFLOW (a bug guard: never expected)
     ├── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
     ├── ExpressionError               EXPR_* (the rule broken; .line and .column locate it)
+    ├── ContractError                 CONTRACT_INVALID, and the envelope and slot rules:
+    │                                 ENVELOPE_*, SLOT_*, NODE_*, EDGE_*, WORKFLOW_* (the code
+    │                                 names the rule, e.g. SLOT_EDGE_OUT_OF_SCOPE for WF-06)
     └── RegistryError                 the definition registry (seed 001)
         ├── WorkflowExistsError           WORKFLOW_EXISTS
         ├── WorkflowNotFoundError         WORKFLOW_NOT_FOUND
@@ -234,3 +237,10 @@ class ExpressionError(CharterError, ValueError):
     code = "EXPR_INVALID"
     line: int = 1
     column: int = 1
+
+
+class ContractError(CharterError, ValueError):
+    """An entity contract, envelope, org definition or slot patch breaks a rule; ``code``
+    names it."""
+
+    code = "CONTRACT_INVALID"

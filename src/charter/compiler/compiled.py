@@ -33,7 +33,9 @@ def build_compiled(
     """Assemble the artifact from nodes and edges; computes adjacency, order and hash.
 
     ``edges`` need ``id``, ``source``, ``target`` and ``provenance``; ``priority`` defaults
-    to 0. Raises ``FlowDefinitionError(code=WORKFLOW_CYCLE)`` when the graph has a cycle.
+    to 0. An edge marked ``"loop": true`` (a lifecycle's way back, e.g. reject → draft) is
+    kept in the adjacency but left out of the topological order and the join requirements.
+    Raises ``FlowDefinitionError(code=WORKFLOW_CYCLE)`` when the other edges form a cycle.
     """
     edges_by_id: dict[str, dict[str, Any]] = {}
     for edge in edges:
@@ -46,12 +48,13 @@ def build_compiled(
     for node_id in nodes:
         adjacency[node_id].sort(key=lambda e: (edges_by_id[e]["priority"], e))
         reverse[node_id].sort()
-    order = topological_order(nodes, edges_by_id)
-    joins = {
-        node_id: {"requiredTokenCount": len(incoming), "mode": "all"}
-        for node_id, incoming in reverse.items()
-        if len(incoming) > 1
-    }
+    forward = {k: e for k, e in edges_by_id.items() if not e.get("loop")}
+    order = topological_order(nodes, forward)
+    joins = {}
+    for node_id, incoming in reverse.items():
+        arriving = [e for e in incoming if not edges_by_id[e].get("loop")]
+        if len(arriving) > 1:
+            joins[node_id] = {"requiredTokenCount": len(arriving), "mode": "all"}
     artifact: dict[str, Any] = {
         "kind": kind,
         "slug": slug,
