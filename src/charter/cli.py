@@ -11,18 +11,30 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from charter.client import Client
+from charter.compiler.diff import diff_effective
+from charter.compiler.effective import compile_effective
+from charter.compiler.envelope import generate_envelope
+from charter.compiler.mermaid import to_mermaid
 from charter.db import connection, embedded
 from charter.db import migrate as migrations
+from charter.db.queries import query
+from charter.db.sqlstate import charter_errors
 from charter.demo import run_demo
+from charter.documents_io import read_document
+from charter.dsl.contract import EntityContract
+from charter.engine.envelopes import publish_envelope
 from charter.engine.flows import deploy_flow, flow_sql
 from charter.engine.mode import detect_mode
-from charter.errors import CharterError, FlowLoadError, RunInputError
+from charter.errors import CharterError, ConfigurationError, FlowLoadError, RunInputError
+from charter.expr import compile_expression, evaluate
 from charter.status import render_lineage, render_run
+from charter.templates import TEMPLATES
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings
 from charter.worker.startup import prepare_flows
@@ -133,6 +145,45 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=60.0, help="seconds to wait with --wait (default 60)"
     )
     run.set_defaults(handler=_run)
+
+    effective = commands.add_parser(
+        "compile-effective",
+        help="compile an entity contract (and an org definition) into the effective workflow",
+    )
+    effective.add_argument("contract", metavar="CONTRACT", help="entity contract (JSON or YAML)")
+    effective.add_argument(
+        "org",
+        metavar="ORG_DEFINITION",
+        nargs="?",
+        help="org workflow definition with slot patches (JSON or YAML)",
+    )
+    shown = effective.add_mutually_exclusive_group()
+    shown.add_argument("--diff", action="store_true", help="print what the org changed, by slot")
+    shown.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
+    shown.add_argument("--envelope", action="store_true", help="print the generated envelope")
+    effective.add_argument(
+        "--publish",
+        action="store_true",
+        help="also store the envelope as an immutable default definition",
+    )
+    effective.set_defaults(handler=_compile_effective)
+
+    expr = commands.add_parser("expr", help="evaluate a typed-DSL expression")
+    expr.add_argument("expression", metavar="EXPRESSION")
+    expr.add_argument("--vars", default="{}", help="variables as JSON: entity, actor, org, context")
+    expr.add_argument(
+        "--schema", help='declared fields as JSON, e.g. \'{"entity": {"total": "number"}}\''
+    )
+    expr.add_argument(
+        "--sql", action="store_true", help="evaluate with charter.eval_expr in the database"
+    )
+    expr.set_defaults(handler=_expr)
+
+    templates = commands.add_parser("templates", help="the template library")
+    templates.add_argument(
+        "name", nargs="?", help="print this template's contract and org definition"
+    )
+    templates.set_defaults(handler=_templates)
 
     lineage = commands.add_parser("lineage", help="the ancestry tree of a workflow version")
     lineage.add_argument("version_id", metavar="VERSION_ID")
@@ -315,6 +366,82 @@ def _compile(args: argparse.Namespace) -> int:
     for flow in load_flows(args.flows):
         out.print(flow_sql(flow), markup=False, end="")
     return 0
+
+
+def _compile_effective(args: argparse.Namespace) -> int:
+    contract = EntityContract.from_json(read_document(args.contract, "contract"))
+    envelope = generate_envelope(contract)
+    org = read_document(args.org, "org definition") if args.org else None
+    compiled = compile_effective(envelope, org)
+    if args.publish:
+        with connection.connect(_target(args)) as conn:
+            migrations.migrate(conn)
+            stored = publish_envelope(conn, contract)
+        log.info(
+            "envelope %s: %s (version %s)",
+            stored["workflowId"],
+            stored["status"],
+            stored["version"],
+        )
+    if args.envelope:
+        text = json.dumps(envelope, indent=2, ensure_ascii=False)
+    elif args.diff:
+        text = json.dumps(
+            diff_effective(compiled, compile_effective(envelope)), indent=2, ensure_ascii=False
+        )
+    elif args.mermaid:
+        text = to_mermaid(compiled).rstrip("\n")
+    else:
+        text = json.dumps(compiled, indent=2, ensure_ascii=False)
+    out.print(text, markup=False, highlight=False)
+    return 0
+
+
+def _expr(args: argparse.Namespace) -> int:
+    variables = _json_argument(args.vars, "--vars")
+    schema = _json_argument(args.schema, "--schema") if args.schema else None
+    compiled = compile_expression(args.expression, schema)
+    if args.sql:
+        with connection.connect(_target(args)) as conn:
+            migrations.migrate(conn)
+            with charter_errors():
+                row = conn.execute(
+                    query("eval_expr"),
+                    {"compiled": json.dumps(compiled), "variables": json.dumps(variables)},
+                ).fetchone()
+        audit = row[0] if row else None
+    else:
+        audit = evaluate(compiled, variables)
+    out.print(json.dumps(audit, indent=2, ensure_ascii=False), markup=False, highlight=False)
+    return 0
+
+
+def _templates(args: argparse.Namespace) -> int:
+    if not args.name:
+        for name, template in TEMPLATES.items():
+            out.print(f"{name}: {template.description}", markup=False)
+        return 0
+    chosen = TEMPLATES.get(args.name)
+    if chosen is None:
+        raise ConfigurationError(
+            f"There is no template {args.name!r}; the templates are {', '.join(TEMPLATES)}."
+        )
+    out.print(
+        json.dumps({"contract": chosen.contract, "org": chosen.org}, indent=2),
+        markup=False,
+        highlight=False,
+    )
+    return 0
+
+
+def _json_argument(text: str, option: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{option} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}). "
+            "Quote it for your shell."
+        ) from None
 
 
 def _lineage(args: argparse.Namespace) -> int:

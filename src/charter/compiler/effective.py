@@ -35,22 +35,32 @@ from charter.expr.compile import Schema, compile_expression
 LOCAL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def compile_effective(envelope: dict[str, Any],
-                      org: OrgWorkflowDefinition | dict[str, Any] | None = None) -> dict[str, Any]:
+def compile_effective(
+    envelope: dict[str, Any], org: OrgWorkflowDefinition | dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The effective CompiledWorkflow of ``envelope`` with ``org``'s slot patches (or bare)."""
     contract = EntityContract.from_json(envelope.get("contract"))
+    _check_envelope_nodes(contract, envelope)
     if isinstance(org, dict):
         org = OrgWorkflowDefinition.from_json(org)
     schema: Schema = {"entity": dict(contract.fields)} if contract.fields is not None else {}
     nodes: dict[str, dict[str, Any]] = {}
     for node in envelope["nodes"]:
-        nodes[node["id"]] = {"id": node["id"], "type": node["type"],
-                             "config": node.get("config", {})}
+        nodes[node["id"]] = {
+            "id": node["id"],
+            "type": node["type"],
+            "config": node.get("config", {}),
+        }
     edges: dict[str, dict[str, Any]] = {}
     for edge in envelope["edges"]:
-        edges[edge["id"]] = _edge(edge["sourceNodeId"], edge["targetNodeId"], "envelope",
-                                  label=edge.get("label"), priority=edge.get("priority", 0),
-                                  edge_id_=edge["id"])
+        edges[edge["id"]] = _edge(
+            edge["sourceNodeId"],
+            edge["targetNodeId"],
+            "envelope",
+            label=edge.get("label"),
+            priority=edge.get("priority", 0),
+            edge_id_=edge["id"],
+        )
     windows: dict[str, str] = dict(envelope["editWindows"])
     slot_map = dict.fromkeys(nodes, "envelope")
     stable: set[str] = set()
@@ -74,7 +84,8 @@ def compile_effective(envelope: dict[str, Any],
         raise ContractError(
             f"Slot {slot_id} is not a slot of the {contract.entity_type} envelope (its slots: "
             f"{', '.join(sorted(slots)) or 'none'}). Patch a declared slot.",
-            code="SLOT_UNKNOWN")
+            code="SLOT_UNKNOWN",
+        )
 
     _mark_loops(nodes, edges)
     _check_graph(nodes, edges)
@@ -106,11 +117,38 @@ def compile_effective(envelope: dict[str, Any],
     return compiled
 
 
-def _edge(source: str, target: str, provenance: str, *, label: str | None = None,
-          priority: int = 0, condition: dict[str, Any] | None = None,
-          edge_id_: str | None = None) -> dict[str, Any]:
-    edge: dict[str, Any] = {"id": edge_id_ or edge_id(source, target), "source": source,
-                            "target": target, "priority": priority, "provenance": provenance}
+def _check_envelope_nodes(contract: EntityContract, envelope: dict[str, Any]) -> None:
+    """A hand-edited envelope can lose nodes its edges still name: refuse it as WF-08 does."""
+    present = {node["id"] for node in envelope["nodes"]}
+    named = {e[end] for e in envelope["edges"] for end in ("sourceNodeId", "targetNodeId")}
+    expected = {node["id"] for node in generate_envelope(contract)["nodes"]}
+    missing = sorted((expected | named) - present)
+    if missing:
+        raise ContractError(
+            f"System gate integrity failed (WF-08): missing system node(s) {', '.join(missing)}. "
+            "The envelope must be the one generated from its contract; org definitions change "
+            "slots only.",
+            code="WORKFLOW_SYSTEM_INTEGRITY",
+        )
+
+
+def _edge(
+    source: str,
+    target: str,
+    provenance: str,
+    *,
+    label: str | None = None,
+    priority: int = 0,
+    condition: dict[str, Any] | None = None,
+    edge_id_: str | None = None,
+) -> dict[str, Any]:
+    edge: dict[str, Any] = {
+        "id": edge_id_ or edge_id(source, target),
+        "source": source,
+        "target": target,
+        "priority": priority,
+        "provenance": provenance,
+    }
     if label:
         edge["label"] = label
     if condition is not None:
@@ -123,17 +161,26 @@ def _check_base_ref(org: OrgWorkflowDefinition, envelope: dict[str, Any]) -> Non
     if ref.entity_type != envelope["entityType"]:
         raise ContractError(
             f"The org definition is for entity type {ref.entity_type}, but the envelope is for "
-            f"{envelope['entityType']}.", code="ENVELOPE_MISMATCH")
+            f"{envelope['entityType']}.",
+            code="ENVELOPE_MISMATCH",
+        )
     if ref.envelope_version != envelope["envelopeVersion"]:
         raise ContractError(
             f"The org definition pins envelope version {ref.envelope_version}, but this envelope "
             f"is version {envelope['envelopeVersion']}. Update baseRef.envelopeVersion after "
-            "checking the patches against the new envelope.", code="ENVELOPE_VERSION_MISMATCH")
+            "checking the patches against the new envelope.",
+            code="ENVELOPE_VERSION_MISMATCH",
+        )
 
 
-def _apply_patch(slot: dict[str, Any], patch: SlotGraphPatch, schema: Schema,
-                 nodes: dict[str, dict[str, Any]], edges: dict[str, dict[str, Any]],
-                 slot_map: dict[str, str]) -> str:
+def _apply_patch(
+    slot: dict[str, Any],
+    patch: SlotGraphPatch,
+    schema: Schema,
+    nodes: dict[str, dict[str, Any]],
+    edges: dict[str, dict[str, Any]],
+    slot_map: dict[str, str],
+) -> str:
     slot_id = slot["slotId"]
     prefix = f"usr:{slot_id}:"
     window = slot["defaultEditWindow"]
@@ -142,11 +189,14 @@ def _apply_patch(slot: dict[str, Any], patch: SlotGraphPatch, schema: Schema,
             raise ContractError(
                 f"Slot {slot_id}: editWindowOverride {patch.edit_window_override} is looser "
                 f"than the slot's {window}; an override may only be stricter (editable < "
-                "amend_only < locked).", code="SLOT_EDIT_WINDOW_LOOSER")
+                "amend_only < locked).",
+                code="SLOT_EDIT_WINDOW_LOOSER",
+            )
         window = patch.edit_window_override
     if not patch.nodes:
-        raise ContractError(f"Slot {slot_id}: a patch needs at least one node.",
-                            code="SLOT_PATCH_EMPTY")
+        raise ContractError(
+            f"Slot {slot_id}: a patch needs at least one node.", code="SLOT_PATCH_EMPTY"
+        )
     own: set[str] = set()
     for node in patch.nodes:
         local = node.id.removeprefix(prefix)
@@ -154,18 +204,24 @@ def _apply_patch(slot: dict[str, Any], patch: SlotGraphPatch, schema: Schema,
             raise ContractError(
                 f"Slot {slot_id}: node id {node.id!r} must be {prefix}<id> (letters, digits, _ "
                 "and -); custom nodes live in their slot's namespace (WF-06).",
-                code="SLOT_NODE_ID_INVALID")
+                code="SLOT_NODE_ID_INVALID",
+            )
         if node.type not in USER_NODE_TYPES:
             raise ContractError(
                 f"Slot {slot_id}: node {node.id} has type {node.type}, which only the system "
                 f"envelope may use; slot nodes are one of {', '.join(USER_NODE_TYPES)}.",
-                code="SLOT_NODE_TYPE_RESERVED")
+                code="SLOT_NODE_TYPE_RESERVED",
+            )
         if node.id in own:
-            raise ContractError(f"Slot {slot_id}: node {node.id} is declared twice.",
-                                code="SLOT_NODE_DUPLICATE")
+            raise ContractError(
+                f"Slot {slot_id}: node {node.id} is declared twice.", code="SLOT_NODE_DUPLICATE"
+            )
         own.add(node.id)
-        nodes[node.id] = {"id": node.id, "type": node.type,
-                          "config": compile_node_config(node.id, node.type, node.config, schema)}
+        nodes[node.id] = {
+            "id": node.id,
+            "type": node.type,
+            "config": compile_node_config(node.id, node.type, node.config, schema),
+        }
         slot_map[node.id] = slot_id
     incoming: dict[str, int] = dict.fromkeys(own, 0)
     outgoing: dict[str, int] = dict.fromkeys(own, 0)
@@ -177,70 +233,103 @@ def _apply_patch(slot: dict[str, Any], patch: SlotGraphPatch, schema: Schema,
                     f"Slot {slot_id}: edge {edge.id} connects {edge.source_node_id} -> "
                     f"{edge.target_node_id}, but {end} is not a node of this slot. Edges stay "
                     "inside their slot; the slot is attached to the envelope automatically "
-                    "(WF-06).", code="SLOT_EDGE_OUT_OF_SCOPE")
-        if edge.id.startswith("sys:") or edge.id in edges or any(
-                e["id"] == edge.id for e in patch_edges):
-            raise ContractError(f"Slot {slot_id}: edge id {edge.id} is reserved or used twice.",
-                                code="SLOT_EDGE_ID_INVALID")
+                    "(WF-06).",
+                    code="SLOT_EDGE_OUT_OF_SCOPE",
+                )
+        if (
+            edge.id.startswith("sys:")
+            or edge.id in edges
+            or any(e["id"] == edge.id for e in patch_edges)
+        ):
+            raise ContractError(
+                f"Slot {slot_id}: edge id {edge.id} is reserved or used twice.",
+                code="SLOT_EDGE_ID_INVALID",
+            )
         condition = None
         if edge.condition is not None:
             try:
                 condition = compile_expression(edge.condition, schema)
             except ExpressionError as exc:
-                raise ContractError(f"Slot {slot_id}: edge {edge.id}: condition: {exc.message}",
-                                    code="SLOT_EDGE_CONDITION_INVALID") from None
-        patch_edges.append(_edge(edge.source_node_id, edge.target_node_id, slot_id,
-                                 label=edge.label, priority=edge.priority, condition=condition,
-                                 edge_id_=edge.id))
+                raise ContractError(
+                    f"Slot {slot_id}: edge {edge.id}: condition: {exc.message}",
+                    code="SLOT_EDGE_CONDITION_INVALID",
+                ) from None
+        patch_edges.append(
+            _edge(
+                edge.source_node_id,
+                edge.target_node_id,
+                slot_id,
+                label=edge.label,
+                priority=edge.priority,
+                condition=condition,
+                edge_id_=edge.id,
+            )
+        )
         outgoing[edge.source_node_id] += 1
         incoming[edge.target_node_id] += 1
     starts = sorted(n for n in own if incoming[n] == 0)
     ends = sorted(n for n in own if outgoing[n] == 0)
     if not starts or not ends:
-        raise ContractError(f"Slot {slot_id}: the patch's edges form a cycle; a slot's body "
-                            "must be acyclic (WF-06).", code="WORKFLOW_CYCLE")
+        raise ContractError(
+            f"Slot {slot_id}: the patch's edges form a cycle; a slot's body "
+            "must be acyclic (WF-06).",
+            code="WORKFLOW_CYCLE",
+        )
     if patch.entry_edge_mode == "serial" and len(starts) != 1:
         raise ContractError(
             f"Slot {slot_id}: entryEdgeMode serial needs exactly one first node, found "
             f"{', '.join(starts)}; connect them or use entryEdgeMode branch.",
-            code="SLOT_ENTRY_INVALID")
+            code="SLOT_ENTRY_INVALID",
+        )
     if patch.exit_edge_mode == "single" and len(ends) != 1:
         raise ContractError(
             f"Slot {slot_id}: exitEdgeMode single needs exactly one last node, found "
-            f"{', '.join(ends)}; join them or use exitEdgeMode join.", code="SLOT_EXIT_INVALID")
+            f"{', '.join(ends)}; join them or use exitEdgeMode join.",
+            code="SLOT_EXIT_INVALID",
+        )
 
     entry, exit_ = slot["entryNodeId"], slot["exitNodeId"]
     replaced = edges.pop(edge_id(entry, exit_))
     attach_in, attach_out = f"sys:slot:{slot_id}:in", f"sys:slot:{slot_id}:out"
-    nodes[attach_in] = {"id": attach_in, "type": "slot_entry",
-                        "config": {"slot": slot_id, "mode": patch.entry_edge_mode}}
-    nodes[attach_out] = {"id": attach_out, "type": "slot_exit",
-                         "config": {"slot": slot_id, "mode": patch.exit_edge_mode}}
+    nodes[attach_in] = {
+        "id": attach_in,
+        "type": "slot_entry",
+        "config": {"slot": slot_id, "mode": patch.entry_edge_mode},
+    }
+    nodes[attach_out] = {
+        "id": attach_out,
+        "type": "slot_exit",
+        "config": {"slot": slot_id, "mode": patch.exit_edge_mode},
+    }
     slot_map[attach_in] = slot_map[attach_out] = slot_id
-    for edge in [
+    for attached in [
         _edge(entry, attach_in, slot_id, label=replaced.get("label")),
         *(_edge(attach_in, start, slot_id) for start in starts),
         *patch_edges,
         *(_edge(end, attach_out, slot_id) for end in ends),
         _edge(attach_out, exit_, slot_id),
     ]:
-        edges[edge["id"]] = edge
+        edges[attached["id"]] = attached
     return str(window)
 
 
 def _mark_loops(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> None:
     for edge in edges.values():
         edge.pop("loop", None)
-    as_source = [{"id": e["id"], "sourceNodeId": e["source"], "targetNodeId": e["target"]}
-                 for e in edges.values()]
+    as_source = [
+        {"id": e["id"], "sourceNodeId": e["source"], "targetNodeId": e["target"]}
+        for e in edges.values()
+    ]
     for loop in loop_edges(nodes, as_source):
         edge = edges[loop]
         if not edge["target"].startswith("sys:") or (
-                edge["provenance"] != "envelope" and not edge["source"].startswith("sys:slot:")):
+            edge["provenance"] != "envelope" and not edge["source"].startswith("sys:slot:")
+        ):
             raise ContractError(
                 f"Edge {loop} ({edge['source']} -> {edge['target']}) closes a cycle; only the "
                 "envelope's lifecycle may loop back (WF-06). Make the slot's body acyclic.",
-                code="WORKFLOW_CYCLE")
+                code="WORKFLOW_CYCLE",
+            )
         edge["loop"] = True
 
 
@@ -263,8 +352,9 @@ def _check_graph(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> Non
                     frontier.append(nxt)
         missing = sorted(set(nodes) - seen)
         if missing:
-            raise ContractError(f"Node(s) {', '.join(missing)} {what}; {fix}.",
-                                code="WORKFLOW_UNREACHABLE")
+            raise ContractError(
+                f"Node(s) {', '.join(missing)} {what}; {fix}.", code="WORKFLOW_UNREACHABLE"
+            )
 
 
 def _check_parallel(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -274,20 +364,25 @@ def _check_parallel(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> 
         arriving = [e for e in edges.values() if e["target"] == node_id and not e.get("loop")]
         leaving = [e for e in edges.values() if e["source"] == node_id]
         if node["type"] == "parallel_split" and len(leaving) < 2:
-            raise ContractError(f"Node {node_id}: a parallel_split needs two or more outgoing "
-                                f"paths, has {len(leaving)}.", code="WORKFLOW_SPLIT_INVALID")
+            raise ContractError(
+                f"Node {node_id}: a parallel_split needs two or more outgoing "
+                f"paths, has {len(leaving)}.",
+                code="WORKFLOW_SPLIT_INVALID",
+            )
         if node["type"] == "parallel_join":
             if len(arriving) < 2:
                 raise ContractError(
                     f"Node {node_id}: a parallel_join needs two or more incoming paths, has "
                     f"{len(arriving)}; it joins the paths of a parallel_split.",
-                    code="WORKFLOW_JOIN_INVALID")
+                    code="WORKFLOW_JOIN_INVALID",
+                )
             joins[node_id] = node["config"].get("mode", "all")
     return joins
 
 
-def _verify_system_integrity(contract: EntityContract, nodes: dict[str, Any],
-                             edges: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _verify_system_integrity(
+    contract: EntityContract, nodes: dict[str, Any], edges: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """WF-08, the last step: the system envelope is whole and in order."""
     reference = generate_envelope(contract)
     ref_nodes = {n["id"]: n for n in reference["nodes"]}
@@ -299,30 +394,45 @@ def _verify_system_integrity(contract: EntityContract, nodes: dict[str, Any],
         problems.append(f"missing system node(s) {', '.join(missing)}")
     for node_id in sorted(set(ref_nodes) & set(nodes)):
         if (nodes[node_id]["type"], nodes[node_id]["config"]) != (
-                ref_nodes[node_id]["type"], ref_nodes[node_id]["config"]):
+            ref_nodes[node_id]["type"],
+            ref_nodes[node_id]["config"],
+        ):
             problems.append(f"system node {node_id} was altered")
-    extra_sys = sorted(n for n in nodes if n.startswith("sys:") and n not in ref_nodes
-                       and not n.startswith("sys:slot:"))
+    extra_sys = sorted(
+        n
+        for n in nodes
+        if n.startswith("sys:") and n not in ref_nodes and not n.startswith("sys:slot:")
+    )
     if extra_sys:
         problems.append(f"unknown system node(s) {', '.join(extra_sys)}")
+    ref_edges = {e["id"]: e for e in reference["edges"]}
     for ref_edge in reference["edges"]:
         source, target = ref_edge["sourceNodeId"], ref_edge["targetNodeId"]
         if not _connected_through_slots(source, target, edges):
             problems.append(f"system edge {source} -> {target} is missing")
+        elif ref_edge["id"] in edges and bool(edges[ref_edge["id"]].get("loop")) != bool(
+            ref_edge.get("loop")
+        ):
+            problems.append(f"system edge {source} -> {target} changed direction")
+    for edge_key, edge in sorted(edges.items()):
+        if edge["provenance"] == "envelope" and edge_key not in ref_edges:
+            problems.append(f"unexpected system edge {edge['source']} -> {edge['target']}")
     if not problems:
-        ref_forward = {e["id"]: {"source": e["sourceNodeId"], "target": e["targetNodeId"]}
-                       for e in reference["edges"] if not e.get("loop")}
-        expected = topological_order(ref_nodes, ref_forward)
+        # Every ordering the lifecycle imposes still holds (slots only add nodes in between).
         forward = {k: e for k, e in edges.items() if not e.get("loop")}
-        actual = [n for n in topological_order(nodes, forward) if n in ref_nodes]
-        if actual != expected:
-            problems.append("system nodes are out of order: expected "
-                            f"{' → '.join(expected)}, got {' → '.join(actual)}")
+        position = {n: i for i, n in enumerate(topological_order(nodes, forward))}
+        for ref_edge in reference["edges"]:
+            source, target = ref_edge["sourceNodeId"], ref_edge["targetNodeId"]
+            if not ref_edge.get("loop") and position[source] > position[target]:
+                problems.append(f"system nodes out of order: {source} must precede {target}")
     if problems:
         raise ContractError(
-            "System gate integrity failed (WF-08): " + "; ".join(problems)
+            "System gate integrity failed (WF-08): "
+            + "; ".join(problems)
             + ". The envelope must be the one generated from its contract; org definitions "
-            "change slots only.", code="WORKFLOW_SYSTEM_INTEGRITY")
+            "change slots only.",
+            code="WORKFLOW_SYSTEM_INTEGRITY",
+        )
     return {"requiredGates": required, "presentGates": present, "valid": True}
 
 
@@ -331,8 +441,11 @@ def _connected_through_slots(source: str, target: str, edges: dict[str, dict[str
         return True
     # replaced by a slot: source -> sys:slot:X:in ... sys:slot:X:out -> target
     for edge in edges.values():
-        if edge["source"] == source and edge["target"].startswith("sys:slot:") and edge[
-                "target"].endswith(":in"):
+        if (
+            edge["source"] == source
+            and edge["target"].startswith("sys:slot:")
+            and edge["target"].endswith(":in")
+        ):
             slot_out = edge["target"].removesuffix(":in") + ":out"
             if edge_id(slot_out, target) in edges:
                 return True

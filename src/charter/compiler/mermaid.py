@@ -6,10 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 _SHAPES = {
-    "start": ("([", "])"), "end": ("([", "])"), "lifecycle_state": ("[", "]"),
-    "lifecycle_gate": ("{{", "}}"), "policy_gate": ("{{", "}}"), "condition": ("{", "}"),
-    "approval": ("[/", "/]"), "parallel_split": ("[[", "]]"), "parallel_join": ("[[", "]]"),
-    "slot_entry": ("((", "))"), "slot_exit": ("((", "))"),
+    "start": ("([", "])"),
+    "end": ("([", "])"),
+    "lifecycle_state": ("[", "]"),
+    "lifecycle_gate": ("{{", "}}"),
+    "policy_gate": ("{{", "}}"),
+    "condition": ("{", "}"),
+    "approval": ("[/", "/]"),
+    "parallel_split": ("[[", "]]"),
+    "parallel_join": ("[[", "]]"),
+    "slot_entry": ("((", "))"),
+    "slot_exit": ("((", "))"),
 }
 
 
@@ -41,8 +48,11 @@ def to_mermaid(compiled: dict[str, Any]) -> str:
         arrow = "-.->" if edge.get("loop") else "-->"
         label = f'|"{" · ".join(parts)}"|' if parts else ""
         lines.append(f"    {names[edge['source']]} {arrow}{label} {names[edge['target']]}")
-    system = [names[n] for n in compiled["topologicalOrder"]
-              if slot_map.get(n, "envelope") == "envelope" and n.startswith("sys:")]
+    system = [
+        names[n]
+        for n in compiled["topologicalOrder"]
+        if slot_map.get(n, "envelope") == "envelope" and n.startswith("sys:")
+    ]
     if system:
         lines.append("    classDef system fill:#eef,stroke:#446")
         lines.append(f"    class {','.join(system)} system")

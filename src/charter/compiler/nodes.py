@@ -20,8 +20,9 @@ ACTION_TYPE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def compile_node_config(node_id: str, node_type: str, config: dict[str, Any],
-                        schema: Schema) -> dict[str, Any]:
+def compile_node_config(
+    node_id: str, node_type: str, config: dict[str, Any], schema: Schema
+) -> dict[str, Any]:
     """The configuration with its expressions compiled, or ContractError(NODE_CONFIG_INVALID)."""
     check = _CHECKS.get(node_type)
     if check is None:
@@ -32,15 +33,19 @@ def compile_node_config(node_id: str, node_type: str, config: dict[str, Any],
 
 
 class _Config:
-    def __init__(self, node_id: str, node_type: str, config: dict[str, Any],
-                 schema: Schema) -> None:
+    def __init__(
+        self, node_id: str, node_type: str, config: dict[str, Any], schema: Schema
+    ) -> None:
         self.node_id, self.type, self.config, self.schema = node_id, node_type, config, schema
 
     def only(self, *allowed: str) -> None:
         extra = sorted(set(self.config) - set(allowed))
         if extra:
-            _fail(self.node_id, f"unknown setting(s) {', '.join(extra)} for a {self.type} "
-                                f"node (allowed: {', '.join(allowed)})")
+            _fail(
+                self.node_id,
+                f"unknown setting(s) {', '.join(extra)} for a {self.type} "
+                f"node (allowed: {', '.join(allowed)})",
+            )
 
     def text(self, key: str, *, required: bool = True) -> str | None:
         value = self.config.get(key)
@@ -62,8 +67,9 @@ class _Config:
         try:
             return compile_expression(source, self.schema)
         except ExpressionError as exc:
-            raise ContractError(f"Node {self.node_id}: {key}: {exc.message}",
-                                code="NODE_CONFIG_INVALID") from None
+            raise ContractError(
+                f"Node {self.node_id}: {key}: {exc.message}", code="NODE_CONFIG_INVALID"
+            ) from None
 
     def template(self, key: str, value: Any) -> str:
         if not isinstance(value, str):
@@ -77,20 +83,29 @@ class _Config:
                 raise ContractError(
                     f"Node {self.node_id}: {key}: the placeholder {{{placeholder}}} is not a "
                     f"variable path: {exc.message.splitlines()[0]}",
-                    code="NODE_CONFIG_INVALID") from None
+                    code="NODE_CONFIG_INVALID",
+                ) from None
             if compiled["ast"]["type"] != "var":
-                _fail(self.node_id, f"{key}: the placeholder {{{placeholder}}} must be a path "
-                                    "like {entity.shipment_id}")
-        return value
+                _fail(
+                    self.node_id,
+                    f"{key}: the placeholder {{{placeholder}}} must be a path "
+                    "like {entity.shipment_id}",
+                )
+        return str(value)
 
     def duration(self, key: str, *, required: bool = True) -> str | None:
         value = self.config.get(key)
         if value is None and not required:
             return None
-        if not isinstance(value, str) or not DURATION.match(value) or not re.search(
-                r"[1-9]", value):
-            _fail(self.node_id, f"{key}={value!r} is not a positive ISO 8601 duration such as "
-                                "PT24H, P3D or PT90M")
+        if (
+            not isinstance(value, str)
+            or not DURATION.match(value)
+            or not re.search(r"[1-9]", value)
+        ):
+            _fail(
+                self.node_id,
+                f"{key}={value!r} is not a positive ISO 8601 duration such as PT24H, P3D or PT90M",
+            )
         return value
 
 
@@ -109,8 +124,9 @@ def _action(c: _Config) -> dict[str, Any]:
         _fail(c.node_id, "payloadTemplate must map field names to expressions")
     return {
         "actionType": action_type,
-        "payloadTemplate": {k: c.expression(f"payloadTemplate.{k}", v)
-                            for k, v in sorted(payload.items())},
+        "payloadTemplate": {
+            k: c.expression(f"payloadTemplate.{k}", v) for k, v in sorted(payload.items())
+        },
         "runAs": c.choice("runAs", ("actor", "system", "service_account"), "actor"),
     }
 
@@ -123,15 +139,24 @@ def _approval(c: _Config) -> dict[str, Any]:
     c.only("mode", "approvers", "decision")
     approvers = c.config.get("approvers")
     if not isinstance(approvers, list) or not approvers:
-        _fail(c.node_id, "an inline approval needs a non-empty approvers list, e.g. "
-                         "[{\"role\": \"finance_manager\"}]")
-    compiled = []
+        _fail(
+            c.node_id,
+            "an inline approval needs a non-empty approvers list, e.g. "
+            '[{"role": "finance_manager"}]',
+        )
+    compiled: list[dict[str, Any]] = []
     assert isinstance(approvers, list)
     for n, approver in enumerate(approvers):
-        if not isinstance(approver, dict) or len(approver) != 1 or next(iter(approver)) not in (
-                "user", "role", "rule"):
-            _fail(c.node_id, f"approvers[{n}] must be one of {{\"user\": id}}, "
-                             "{\"role\": name} or {\"rule\": expression}")
+        if (
+            not isinstance(approver, dict)
+            or len(approver) != 1
+            or next(iter(approver)) not in ("user", "role", "rule")
+        ):
+            _fail(
+                c.node_id,
+                f'approvers[{n}] must be one of {{"user": id}}, '
+                '{"role": name} or {"rule": expression}',
+            )
         kind, value = next(iter(approver.items()))
         if kind == "rule":
             compiled.append({"rule": c.expression(f"approvers[{n}].rule", value)})
@@ -139,8 +164,11 @@ def _approval(c: _Config) -> dict[str, Any]:
             _fail(c.node_id, f"approvers[{n}].{kind} must be a non-empty string")
         else:
             compiled.append({kind: value})
-    return {"mode": "inline", "approvers": compiled,
-            "decision": c.choice("decision", ("any", "all"), "any")}
+    return {
+        "mode": "inline",
+        "approvers": compiled,
+        "decision": c.choice("decision", ("any", "all"), "any"),
+    }
 
 
 def _condition(c: _Config) -> dict[str, Any]:
@@ -152,9 +180,11 @@ def _script(c: _Config) -> dict[str, Any]:
     c.only("expression", "assignTo")
     assign = c.text("assignTo", required=False)
     if assign is not None and not re.fullmatch(r"context\.[a-z_][a-z0-9_]*", assign):
-        _fail(c.node_id, f"assignTo {assign!r} must name a context variable, e.g. "
-                         "'context.approval_count'")
-    out = {"expression": c.expression("expression", c.config.get("expression"))}
+        _fail(
+            c.node_id,
+            f"assignTo {assign!r} must name a context variable, e.g. 'context.approval_count'",
+        )
+    out: dict[str, Any] = {"expression": c.expression("expression", c.config.get("expression"))}
     if assign is not None:
         out["assignTo"] = assign
     return out
@@ -164,8 +194,11 @@ def _wait_timer(c: _Config) -> dict[str, Any]:
     c.only("duration", "until")
     has_duration, has_until = "duration" in c.config, "until" in c.config
     if has_duration == has_until:
-        _fail(c.node_id, "a wait_timer needs exactly one of duration (e.g. PT24H) or until "
-                         "(an expression giving a time)")
+        _fail(
+            c.node_id,
+            "a wait_timer needs exactly one of duration (e.g. PT24H) or until "
+            "(an expression giving a time)",
+        )
     if has_duration:
         return {"duration": c.duration("duration")}
     return {"until": c.expression("until", c.config.get("until"))}
@@ -186,16 +219,22 @@ def _webhook_out(c: _Config) -> dict[str, Any]:
     if not re.match(r"^https?://", url):
         _fail(c.node_id, f"url {url!r} must start with https:// (or http://)")
     payload = c.config.get("payloadTemplate", {})
-    return {"url": url, "method": c.choice("method", ("POST", "PUT", "PATCH"), "POST"),
-            "payloadTemplate": _templates(c, "payloadTemplate", payload),
-            "headers": _templates(c, "headers", c.config.get("headers", {}))}
+    return {
+        "url": url,
+        "method": c.choice("method", ("POST", "PUT", "PATCH"), "POST"),
+        "payloadTemplate": _templates(c, "payloadTemplate", payload),
+        "headers": _templates(c, "headers", c.config.get("headers", {})),
+    }
 
 
 def _notification(c: _Config) -> dict[str, Any]:
     c.only("channel", "to", "subject", "body")
     channel = c.choice("channel", ("email", "sms", "in_app"), "email")
-    out = {"channel": channel, "to": c.template("to", c.config.get("to")),
-           "body": c.template("body", c.config.get("body"))}
+    out = {
+        "channel": channel,
+        "to": c.template("to", c.config.get("to")),
+        "body": c.template("body", c.config.get("body")),
+    }
     if "subject" in c.config:
         out["subject"] = c.template("subject", c.config["subject"])
     return out

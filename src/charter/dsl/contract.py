@@ -11,8 +11,10 @@ JSON form (the Python model reads and writes exactly this)::
                 "stableRegion": true}],
      "fields": {"grand_total": "number"}}          # optional: the entity's declared fields
 
-The first state is where a document starts. ``fields`` lets expressions be checked against
-the entity's declared fields.
+The first state is where a document starts. A state with no transitions out ends the
+lifecycle; ``"final": true`` marks one that may also end it while having transitions out
+(an approved invoice that can still be amended). ``fields`` lets expressions be checked
+against the entity's declared fields.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class _Model(BaseModel):
 class State(_Model):
     id: str
     edit_window: EditWindow = Field(alias="editWindow")
+    # A document may rest here for good (the lifecycle can end): always true for a state
+    # with no transitions out; set it for one that also has some (active, before amend).
+    final: bool | None = None
 
 
 class Transition(_Model):
@@ -74,8 +79,9 @@ class EntityContract(_Model):
     def _consistent(self) -> EntityContract:
         problems: list[str] = []
         if not NAME.match(self.entity_type):
-            problems.append(f"entityType {self.entity_type!r} must be lower-case letters, "
-                            "digits and _")
+            problems.append(
+                f"entityType {self.entity_type!r} must be lower-case letters, digits and _"
+            )
         if not self.states:
             problems.append("states: a contract needs at least one state")
         ids = [state.id for state in self.states]
@@ -90,20 +96,23 @@ class EntityContract(_Model):
                 if end not in ids:
                     problems.append(f"{where}: {end!r} is not a declared state")
             if not NAME.match(transition.gate):
-                problems.append(f"{where}: gate {transition.gate!r} must be lower-case "
-                                "letters, digits and _")
+                problems.append(
+                    f"{where}: gate {transition.gate!r} must be lower-case letters, digits and _"
+                )
         seen = set()
         for transition in self.transitions:
             key = (transition.from_state, transition.to_state, transition.gate)
             if key in seen:
-                problems.append(f"the transition {key[0]} -> {key[1]} through gate {key[2]!r} "
-                                "is declared twice")
+                problems.append(
+                    f"the transition {key[0]} -> {key[1]} through gate {key[2]!r} is declared twice"
+                )
             seen.add(key)
         slot_ids = [slot.slot_id for slot in self.slots]
         for slot in self.slots:
             if not SLOT_ID.match(slot.slot_id):
-                problems.append(f"slot {slot.slot_id!r}: slot ids look like "
-                                "'slot:submitted_to_approved'")
+                problems.append(
+                    f"slot {slot.slot_id!r}: slot ids look like 'slot:submitted_to_approved'"
+                )
         for duplicate in sorted({s for s in slot_ids if slot_ids.count(s) > 1}):
             problems.append(f"slot {duplicate!r} is declared twice")
         if problems:
@@ -120,7 +129,8 @@ class EntityContract(_Model):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ContractError(
-                "The entity contract is invalid: " + describe(exc)
+                "The entity contract is invalid: "
+                + describe(exc)
                 + ". See docs/architecture.md § Contracted envelopes for the format.",
                 code="CONTRACT_INVALID",
             ) from None

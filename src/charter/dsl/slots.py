@@ -21,13 +21,35 @@ from charter.dsl.contract import EditWindow, _Model, describe
 from charter.errors import ContractError
 
 NodeType = Literal[
-    "start", "end", "lifecycle_gate", "policy_gate", "lifecycle_state",
-    "action", "approval", "condition", "parallel_split", "parallel_join", "wait_timer",
-    "wait_event", "webhook_out", "notification", "script", "rule",
+    "start",
+    "end",
+    "lifecycle_gate",
+    "policy_gate",
+    "lifecycle_state",
+    "action",
+    "approval",
+    "condition",
+    "parallel_split",
+    "parallel_join",
+    "wait_timer",
+    "wait_event",
+    "webhook_out",
+    "notification",
+    "script",
+    "rule",
 ]
 USER_NODE_TYPES = (
-    "action", "approval", "condition", "parallel_split", "parallel_join", "wait_timer",
-    "wait_event", "webhook_out", "notification", "script", "rule",
+    "action",
+    "approval",
+    "condition",
+    "parallel_split",
+    "parallel_join",
+    "wait_timer",
+    "wait_event",
+    "webhook_out",
+    "notification",
+    "script",
+    "rule",
 )
 
 

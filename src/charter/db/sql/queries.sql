@@ -112,3 +112,9 @@ SELECT charter.update_invocation(%(invocation_id)s::text, %(status)s::text, %(en
 
 -- name: workflow_lineage
 SELECT charter.workflow_lineage(%(version_id)s);
+
+-- name: publish_envelope
+SELECT charter.publish_envelope(%(entity_type)s::text, %(envelope)s::jsonb, %(compiled)s::jsonb);
+
+-- name: eval_expr
+SELECT charter.eval_expr(%(compiled)s::jsonb, %(variables)s::jsonb);

@@ -31,7 +31,10 @@ CREATE TABLE charter.workflow_versions (
     CONSTRAINT opt_timeout_in_range CHECK (opt_timeout BETWEEN 1 AND 86400),
     CONSTRAINT opt_start_delay_in_range CHECK (opt_start_delay BETWEEN 0 AND 31536000),
     CONSTRAINT operation_is_known
-        CHECK (operation IN ('init', 'crossover', 'mutation', 'immigrant'))
+        CHECK (operation IN ('init', 'crossover', 'mutation', 'immigrant')),
+    CONSTRAINT envelope_is_complete CHECK (
+        definition_kind <> 'envelope'
+        OR (dsl IS NOT NULL AND compiled IS NOT NULL AND compiled_hash IS NOT NULL))
 );
 
 COMMENT ON TABLE charter.workflow_versions IS
