@@ -31,20 +31,7 @@ BEGIN
         (p_shape #>> '{options,timeout}')::numeric::integer,
         (p_shape #>> '{options,startDelay}')::numeric::integer);
 
-    INSERT INTO charter.flow_steps (
-        version_id, slug, step_index, step_type,
-        opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
-    SELECT v_version_id, s.value->>'slug', (s.ordinality - 1)::integer, s.value->>'stepType',
-           (s.value #>> '{options,maxAttempts}')::numeric::integer,
-           (s.value #>> '{options,baseDelay}')::numeric::integer,
-           (s.value #>> '{options,timeout}')::numeric::integer,
-           (s.value #>> '{options,startDelay}')::numeric::integer
-      FROM jsonb_array_elements(p_shape->'steps') WITH ORDINALITY AS s;
-
-    INSERT INTO charter.flow_step_deps (version_id, step_slug, dep_slug)
-    SELECT v_version_id, s.value->>'slug', d.dep
-      FROM jsonb_array_elements(p_shape->'steps') AS s
-     CROSS JOIN LATERAL jsonb_array_elements_text(s.value->'dependencies') AS d(dep);
+    PERFORM charter._insert_flow_steps(v_version_id, p_shape);
 
     UPDATE charter.workflows
        SET current_version_id = v_version_id, updated_at = now()

@@ -148,18 +148,7 @@ BEGIN
      WHERE p = ANY (v_parents)
     ON CONFLICT DO NOTHING;
     IF v_is_flow THEN
-        INSERT INTO charter.flow_steps (version_id, slug, step_index, step_type,
-            opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
-        SELECT v_id, s.value->>'slug', (s.ordinality - 1)::integer, s.value->>'stepType',
-               (s.value #>> '{options,maxAttempts}')::numeric::integer,
-               (s.value #>> '{options,baseDelay}')::numeric::integer,
-               (s.value #>> '{options,timeout}')::numeric::integer,
-               (s.value #>> '{options,startDelay}')::numeric::integer
-          FROM jsonb_array_elements(p_dsl->'steps') WITH ORDINALITY AS s;
-        INSERT INTO charter.flow_step_deps (version_id, step_slug, dep_slug)
-        SELECT v_id, s.value->>'slug', d.dep
-          FROM jsonb_array_elements(p_dsl->'steps') AS s
-         CROSS JOIN LATERAL jsonb_array_elements_text(s.value->'dependencies') AS d(dep);
+        PERFORM charter._insert_flow_steps(v_id, p_dsl);
         -- The first runnable version of a workflow is the one start_run uses by default.
         UPDATE charter.workflows SET current_version_id = v_id, updated_at = now()
          WHERE slug = p_workflow_id AND current_version_id IS NULL;
