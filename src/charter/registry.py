@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from charter.compiler.flows import compile_shape, is_flow_shape
 from charter.db.queries import query
 from charter.db.sqlstate import charter_errors
 from charter.engine.runs import json_text
+from charter.errors import CharterError
 
 if TYPE_CHECKING:
     from charter.client import AsyncClient, Client
@@ -155,11 +157,23 @@ def _create_workflow_version(
             "owner_id": owner_id,
             "auto_create_parent": auto_create_parent,
             "on_existing": on_existing,
+            "compiled": _compiled_shape(workflow_id, dsl),
         },
         lambda d: VersionResult(
             d["versionId"], d["workflowId"], d["version"], d["action"], d["runnable"], _warnings(d)
         ),
     )
+
+
+def _compiled_shape(workflow_id: str, dsl: Any) -> str | None:
+    """A flow-shaped DSL's compiled artifact; None for any other DSL, or for a malformed shape
+    (SQL then refuses it with the precise reason)."""
+    if not is_flow_shape(dsl):
+        return None
+    try:
+        return json_text(compile_shape(workflow_id, dsl), "The compiled workflow")
+    except (CharterError, KeyError, TypeError):
+        return None
 
 
 def _create_invocation(

@@ -282,6 +282,18 @@ def test_a_dsl_that_is_a_flow_shape_makes_a_runnable_version(reg, db_url):
     assert made.runnable
     other = reg.create_workflow_version("notes", {"text": "not a flow"}, "m", "init")
     assert not other.runnable
+    with psycopg.connect(db_url) as conn:
+        stored = dict(
+            conn.execute(
+                "SELECT id, compiled FROM charter.workflow_versions WHERE id IN ('diamond-v1', %s)",
+                (other.version_id,),
+            ).fetchall()
+        )
+    from charter.compiler.compiled import verify_compiled
+
+    verify_compiled(stored["diamond-v1"])  # compiled, with a hash that checks out
+    assert stored["diamond-v1"]["topologicalOrder"] == ["seed", "count", "square", "total"]
+    assert stored[other.version_id] is None
     with running_worker(db_url, flow), Client(db_url) as client:
         run_id = client.start("diamond", {"n": 2}, run_id="reg-run", version_id="diamond-v1")
         run = client.wait(run_id, timeout=30)

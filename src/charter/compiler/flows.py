@@ -65,6 +65,54 @@ def compile_flow(flow: Flow) -> dict[str, Any]:
     )
 
 
+def compile_shape(slug: str, shape: FlowShape) -> dict[str, Any]:
+    """The ``CompiledWorkflow`` of a flow known only by its shape (a registry version whose
+    DSL is a flow shape): as :func:`compile_flow`, without handler names."""
+    nodes = {
+        step["slug"]: {
+            "id": step["slug"],
+            "type": "task",
+            "config": {
+                "stepType": step["stepType"],
+                "over": (step["dependencies"][0] if step["dependencies"] else RUN)
+                if step["stepType"] == "map"
+                else None,
+                "handler": None,
+                "options": step.get("options") or {},
+            },
+        }
+        for step in shape["steps"]
+    }
+    edges = [
+        {
+            "id": f"{dep}->{step['slug']}",
+            "source": dep,
+            "target": step["slug"],
+            "provenance": "flow",
+        }
+        for step in shape["steps"]
+        for dep in step["dependencies"]
+    ]
+    return build_compiled(
+        kind="flow",
+        slug=slug,
+        nodes=nodes,
+        edges=edges,
+        extra={"options": shape.get("options") or {}},
+    )
+
+
+def is_flow_shape(value: Any) -> bool:
+    """Whether a JSON value looks like a flow shape (the registry's test, as in SQL)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("steps"), list)
+        and bool(value["steps"])
+        and isinstance(value["steps"][0], dict)
+        and isinstance(value["steps"][0].get("stepType"), str)
+    )
+
+
 def extract_flow_shape(flow: Flow) -> FlowShape:
     """The flow's shape: steps in topological order (ties by slug), dependencies sorted."""
     _check_not_empty(flow)

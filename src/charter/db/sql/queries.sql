@@ -99,7 +99,8 @@ SELECT charter.ensure_workflow(%(wf_id)s::text, %(description)s::text, %(owner_i
 SELECT charter.create_workflow_version(
     %(workflow_id)s::text, %(dsl)s::jsonb, %(commit_message)s::text, %(operation)s::text,
     %(version_id)s::text, %(generation_id)s::text, %(parent_version_ids)s::text[],
-    %(owner_id)s::text, %(auto_create_parent)s::boolean, %(on_existing)s::text);
+    %(owner_id)s::text, %(auto_create_parent)s::boolean, %(on_existing)s::text,
+    %(compiled)s::jsonb);
 
 -- name: create_invocation
 SELECT charter.create_invocation(%(invocation_id)s::text, %(version_id)s::text, %(workflow_id)s::text,

@@ -4,7 +4,8 @@
 -- same workflow it follows p_on_existing: 'update' (commit message, generation, owner; INFO),
 -- 'skip' (INFO) or 'error' (VERSION_EXISTS). A version's DSL and lineage never change
 -- (WORKFLOW_VERSION_IMMUTABLE): record a new version instead. A DSL that is a flow shape is
--- validated and stored as runnable flow steps. Returns {"versionId", "workflowId",
+-- validated and stored as runnable flow steps, with its compiled artifact when the caller
+-- sends one (the Python registry compiles flow shapes). Returns {"versionId", "workflowId",
 -- "version", "action", "runnable", "warnings"}.
 CREATE OR REPLACE FUNCTION charter.create_workflow_version(
     p_workflow_id text,
@@ -16,7 +17,8 @@ CREATE OR REPLACE FUNCTION charter.create_workflow_version(
     p_parent_version_ids text[] DEFAULT '{}',
     p_owner_id text DEFAULT NULL,
     p_auto_create_parent boolean DEFAULT true,
-    p_on_existing text DEFAULT 'update'
+    p_on_existing text DEFAULT 'update',
+    p_compiled jsonb DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -134,11 +136,15 @@ BEGIN
       FROM charter.workflow_versions AS v WHERE v.workflow_slug = p_workflow_id;
     INSERT INTO charter.workflow_versions (
         id, workflow_slug, version, definition_kind, shape, dsl, commit_message, operation,
-        generation_id, owner_id, opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
+        generation_id, owner_id, compiled, compiled_hash, compiler_version,
+        opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
     VALUES (
         v_id, p_workflow_id, v_number, CASE WHEN v_is_flow THEN 'flow' ELSE 'external' END,
         CASE WHEN v_is_flow THEN p_dsl END, p_dsl, p_commit_message, p_operation,
         p_generation_id, p_owner_id,
+        CASE WHEN v_is_flow THEN p_compiled END,
+        CASE WHEN v_is_flow THEN p_compiled->>'hash' END,
+        CASE WHEN v_is_flow THEN p_compiled->>'compilerVersion' END,
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,maxAttempts}')::numeric::integer END,
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,baseDelay}')::numeric::integer END,
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,timeout}')::numeric::integer END,
