@@ -14,7 +14,6 @@ DECLARE
     v_max     integer;
     v_delay   integer;
     v_count   integer;
-    v_done    integer;
     v_error   jsonb;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
@@ -45,13 +44,17 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT count(*) INTO v_done FROM charter.tasks AS t
-     WHERE t.run_id = p_run_id AND t.step_slug = p_step_slug AND t.status = 'completed';
-    UPDATE charter.step_states
+    -- A step started before (being retried) keeps its completed tasks; a fresh one has none,
+    -- and CASE spares it the count.
+    UPDATE charter.step_states AS s
        SET status = CASE WHEN v_run.status = 'running' THEN 'ready' ELSE 'cancelled' END,
-           initial_tasks = v_count, remaining_tasks = v_count - v_done,
-           ready_at = coalesce(ready_at, now())
-     WHERE run_id = p_run_id AND step_slug = p_step_slug;
+           initial_tasks = v_count,
+           remaining_tasks = v_count - CASE WHEN s.initial_tasks IS NULL THEN 0 ELSE (
+               SELECT count(*) FROM charter.tasks AS t
+                WHERE t.run_id = p_run_id AND t.step_slug = p_step_slug
+                  AND t.status = 'completed')::integer END,
+           ready_at = coalesce(s.ready_at, now())
+     WHERE s.run_id = p_run_id AND s.step_slug = p_step_slug;
     IF v_count = 0 THEN
         PERFORM charter._complete_step(p_run_id, p_step_slug, '[]'::jsonb);
         RETURN;

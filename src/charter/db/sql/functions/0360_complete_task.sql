@@ -18,6 +18,7 @@ AS $$
 DECLARE
     v_run_id    text;
     v_task      charter.tasks;
+    v_key       text;
     v_type      text;
     v_remaining integer;
 BEGIN
@@ -33,8 +34,9 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
+    v_key := charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index);
     INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
-    VALUES (v_run_id, charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index), v_task.org_id)
+    VALUES (v_run_id, v_key, v_task.org_id)
     ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         RETURN 'stale';
@@ -46,7 +48,7 @@ BEGIN
         org_id, run_id, step_slug, task_index, attempt, status, terminal, idempotency_key,
         worker_id, started_at, output)
     VALUES (v_task.org_id, v_run_id, v_task.step_slug, v_task.task_index, v_task.attempts,
-            'completed', true, charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index),
+            'completed', true, v_key,
             coalesce(p_worker_id, v_task.worker_id), v_task.started_at, p_output);
 
     SELECT s.step_type INTO v_type
