@@ -156,6 +156,7 @@ def test_the_merge_attaches_the_slot_and_replaces_the_direct_edge():
     assert compiled["joinRequirements"][f"usr:{SLOT}:both_approved"] == {
         "requiredTokenCount": 2,
         "mode": "all",
+        "split": f"usr:{SLOT}:split",  # configured from its split
     }
     assert compiled["joinRequirements"][slot_out] == {"requiredTokenCount": 2, "mode": "all"}
     assert f"usr:{SLOT}:threshold" in compiled["stableRegionNodes"]
@@ -363,7 +364,7 @@ def test_wf06_guardrails(mutate, code, fragment):
     assert (got, fragment in message) == (code, True), message
 
 
-def test_a_join_with_one_incoming_path_is_refused():
+def test_a_join_without_a_split_is_refused():
     slot = "slot:draft_to_submit"
     org = {
         "baseRef": {"entityType": "invoice", "envelopeVersion": 1},
@@ -380,7 +381,7 @@ def test_a_join_with_one_incoming_path_is_refused():
         },
     }
     code, message = _code(lambda: compile_effective(envelope(), org))
-    assert code == "WORKFLOW_JOIN_INVALID" and "two or more incoming" in message
+    assert code == "WORKFLOW_JOIN_INVALID" and "no parallel_split before it" in message
 
 
 NODE_CASES = [
@@ -513,3 +514,26 @@ def test_every_template_compiles(name):
     verify_compiled(compiled)
     assert set(template.org["slots"]) <= {s["slotId"] for s in env["slots"]}
     assert any(owner != "envelope" for owner in compiled["slotMap"].values())
+
+
+def test_a_join_must_join_exactly_the_paths_of_its_split():
+    org = org_json()
+    slot = org["slots"][SLOT]
+    slot["nodes"].append(
+        {"id": f"usr:{SLOT}:stray", "type": "script", "config": {"expression": "true"}}
+    )
+    slot["edges"] += [
+        {
+            "id": "to_stray",
+            "sourceNodeId": f"usr:{SLOT}:threshold",
+            "targetNodeId": f"usr:{SLOT}:stray",
+        },
+        {
+            "id": "stray_in",
+            "sourceNodeId": f"usr:{SLOT}:stray",
+            "targetNodeId": f"usr:{SLOT}:both_approved",
+        },
+    ]
+    code, message = _code(lambda: compile_effective(envelope(), org))
+    assert code == "WORKFLOW_JOIN_INVALID"
+    assert "joins 3 paths, but its parallel_split" in message and "sends 2" in message

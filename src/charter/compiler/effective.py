@@ -108,8 +108,8 @@ def compile_effective(
         )
     except FlowDefinitionError as exc:
         raise ContractError(exc.message, code=exc.code) from None
-    for join_id, mode in joins.items():
-        compiled["joinRequirements"][join_id]["mode"] = mode
+    for join_id, requirement in joins.items():
+        compiled["joinRequirements"][join_id] = requirement
     if joins:
         from charter.compiler.compiled import compiled_hash
 
@@ -357,27 +357,88 @@ def _check_graph(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> Non
             )
 
 
-def _check_parallel(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Splits fan out to two or more paths; joins take their count from what arrives."""
-    joins: dict[str, str] = {}
+def _check_parallel(
+    nodes: dict[str, Any], edges: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Splits fan out to two or more paths. Each join is configured from its split (the
+    nearest parallel_split upstream): it waits for as many tokens as that split sends
+    towards it, which must be every path that arrives."""
+    forward = [e for e in edges.values() if not e.get("loop")]
+    predecessors: dict[str, list[str]] = {n: [] for n in nodes}
+    for edge in forward:
+        predecessors[edge["target"]].append(edge["source"])
+    joins: dict[str, dict[str, Any]] = {}
     for node_id, node in sorted(nodes.items()):
-        arriving = [e for e in edges.values() if e["target"] == node_id and not e.get("loop")]
-        leaving = [e for e in edges.values() if e["source"] == node_id]
+        leaving = [e for e in forward if e["source"] == node_id]
         if node["type"] == "parallel_split" and len(leaving) < 2:
             raise ContractError(
                 f"Node {node_id}: a parallel_split needs two or more outgoing "
                 f"paths, has {len(leaving)}.",
                 code="WORKFLOW_SPLIT_INVALID",
             )
-        if node["type"] == "parallel_join":
-            if len(arriving) < 2:
-                raise ContractError(
-                    f"Node {node_id}: a parallel_join needs two or more incoming paths, has "
-                    f"{len(arriving)}; it joins the paths of a parallel_split.",
-                    code="WORKFLOW_JOIN_INVALID",
-                )
-            joins[node_id] = node["config"].get("mode", "all")
+    for node_id, node in sorted(nodes.items()):
+        if node["type"] != "parallel_join":
+            continue
+        arriving = predecessors[node_id]
+        split = _nearest_split(node_id, nodes, predecessors)
+        if split is None or len(arriving) < 2:
+            raise ContractError(
+                f"Node {node_id}: a parallel_join joins the paths of a parallel_split, but "
+                + (
+                    "there is no parallel_split before it."
+                    if split is None
+                    else f"only {len(arriving)} path arrives."
+                ),
+                code="WORKFLOW_JOIN_INVALID",
+            )
+        ancestors = _ancestors(node_id, predecessors)
+        paths = [
+            e
+            for e in forward
+            if e["source"] == split and (e["target"] == node_id or e["target"] in ancestors)
+        ]
+        if len(paths) != len(arriving):
+            raise ContractError(
+                f"Node {node_id}: it joins {len(arriving)} paths, but its parallel_split "
+                f"{split} sends {len(paths)} towards it; join exactly the split's paths.",
+                code="WORKFLOW_JOIN_INVALID",
+            )
+        joins[node_id] = {
+            "requiredTokenCount": len(paths),
+            "mode": node["config"].get("mode", "all"),
+            "split": split,
+        }
     return joins
+
+
+def _ancestors(node_id: str, predecessors: dict[str, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    frontier = list(predecessors[node_id])
+    while frontier:
+        current = frontier.pop()
+        if current not in seen:
+            seen.add(current)
+            frontier.extend(predecessors[current])
+    return seen
+
+
+def _nearest_split(
+    node_id: str, nodes: dict[str, Any], predecessors: dict[str, list[str]]
+) -> str | None:
+    """The closest parallel_split upstream (breadth-first, ties by id)."""
+    frontier = sorted(predecessors[node_id])
+    seen: set[str] = set()
+    while frontier:
+        following: list[str] = []
+        for current in frontier:
+            if current in seen:
+                continue
+            seen.add(current)
+            if nodes[current]["type"] == "parallel_split":
+                return current
+            following.extend(predecessors[current])
+        frontier = sorted(set(following))
+    return None
 
 
 def _verify_system_integrity(
