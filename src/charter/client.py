@@ -27,12 +27,15 @@ from charter.db.queries import query
 from charter.db.sqlstate import charter_errors
 from charter.dsl.flow import Flow
 from charter.engine.flows import ensure_flow_compiled
-from charter.engine.mode import detect_mode
+from charter.engine.mode import Mode
 from charter.engine.runs import Run, json_text, run_from_json
 from charter.errors import FlowShapeMismatchError, RunNotFoundError, RunWaitTimeoutError
 from charter.registry import AsyncRegistry, Registry
 
 _POLL_S = 0.5
+# A client compiles a missing flow and verifies an unchanged one, but never recreates a
+# changed one (which deletes its runs): that stays the worker's job, in development only.
+CLIENT_MODE: Mode = "production"
 
 
 class _Base:
@@ -166,7 +169,7 @@ class Client(_Base):
         key = _shape_key(flow)
         if key not in self._verified:
             with self._conn() as conn:
-                result = ensure_flow_compiled(conn, flow, detect_mode(self.target, conn))
+                result = ensure_flow_compiled(conn, flow, CLIENT_MODE)
             if result.status == "mismatch":
                 raise self._mismatch(flow, result.differences)
             self._verified.add(key)
@@ -294,7 +297,7 @@ class AsyncClient(_Base):
         with connection.connect(self.target) as conn:
             if self._migrate:
                 migrate_schema(conn)
-            return ensure_flow_compiled(conn, flow, detect_mode(self.target, conn))
+            return ensure_flow_compiled(conn, flow, CLIENT_MODE)
 
     async def _ready(self) -> AsyncConnectionPool:
         async with self._lock:

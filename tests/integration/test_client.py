@@ -61,8 +61,14 @@ def test_client_errors_are_clear(db_url):
         assert client.get_run(run_id).status == "cancelled"
 
 
-def test_starting_with_a_changed_flow_object_in_production_is_refused(db_url, monkeypatch):
-    monkeypatch.setenv("CHARTER_MODE", "production")
+@pytest.mark.parametrize("local", [False, True], ids=["production", "local-supabase"])
+def test_starting_with_a_changed_flow_object_is_refused_even_in_development(
+    db_url, monkeypatch, local
+):
+    from charter.engine.mode import KNOWN_LOCAL_SUPABASE_ANON_KEY
+
+    if local:  # development mode for workers: the client still never deletes runs
+        monkeypatch.setenv("SUPABASE_ANON_KEY", KNOWN_LOCAL_SUPABASE_ANON_KEY)
     with Client(db_url) as client:
         client.start(diamond(), {"n": 1})
         changed = diamond()
