@@ -5,6 +5,7 @@ import sys
 import time
 
 import psycopg
+import pytest
 
 GATE = 424242
 WORKER = """
@@ -32,6 +33,7 @@ def test_concurrent_ensure_gives_one_compiled_and_the_rest_verified(db_url):
             for _ in range(processes)
         ]
         # wait until every process is connected and queued behind the gate
+        deadline = time.monotonic() + 60
         while (
             gate.execute(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
@@ -40,6 +42,12 @@ def test_concurrent_ensure_gives_one_compiled_and_the_rest_verified(db_url):
             ).fetchone()[0]
             < processes
         ):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                gate.execute("SELECT pg_advisory_unlock(%s)", (GATE,))
+                pytest.fail(
+                    f"the processes never all reached the gate: "
+                    f"{[p.communicate(timeout=60) for p in procs]}"
+                )
             time.sleep(0.01)
         gate.execute("SELECT pg_advisory_unlock(%s)", (GATE,))
         outputs = [p.communicate(timeout=60) for p in procs]
