@@ -29,12 +29,15 @@ def build_compiled(
     nodes: Mapping[str, dict[str, Any]],
     edges: Iterable[dict[str, Any]],
     extra: Mapping[str, Any] | None = None,
+    joins: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the artifact from nodes and edges; computes adjacency, order and hash.
 
     ``edges`` need ``id``, ``source``, ``target`` and ``provenance``; ``priority`` defaults
     to 0. An edge marked ``"loop": true`` (a lifecycle's way back, e.g. reject → draft) is
     kept in the adjacency but left out of the topological order and the join requirements.
+    A node with more than one arriving edge waits for all of them unless ``joins`` gives
+    its requirement (a parallel join configured from its split, possibly ANY).
     Raises ``FlowDefinitionError(code=WORKFLOW_CYCLE)`` when the other edges form a cycle.
     """
     edges_by_id: dict[str, dict[str, Any]] = {}
@@ -50,11 +53,12 @@ def build_compiled(
         reverse[node_id].sort()
     forward = {k: e for k, e in edges_by_id.items() if not e.get("loop")}
     order = topological_order(nodes, forward)
-    joins = {}
+    requirements: dict[str, dict[str, Any]] = {}
     for node_id, incoming in reverse.items():
         arriving = [e for e in incoming if not edges_by_id[e].get("loop")]
         if len(arriving) > 1:
-            joins[node_id] = {"requiredTokenCount": len(arriving), "mode": "all"}
+            requirements[node_id] = {"requiredTokenCount": len(arriving), "mode": "all"}
+    requirements.update(joins or {})
     artifact: dict[str, Any] = {
         "kind": kind,
         "slug": slug,
@@ -63,7 +67,7 @@ def build_compiled(
         "adjacency": adjacency,
         "reverseAdjacency": reverse,
         "topologicalOrder": order,
-        "joinRequirements": joins,
+        "joinRequirements": dict(sorted(requirements.items())),
         "editWindows": {},
         "stableRegionNodes": [],
         "slotMap": {},

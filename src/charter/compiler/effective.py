@@ -105,15 +105,10 @@ def compile_effective(
                 "slotMap": dict(sorted(slot_map.items())),
                 "systemGateIntegrity": integrity,
             },
+            joins=joins,
         )
     except FlowDefinitionError as exc:
         raise ContractError(exc.message, code=exc.code) from None
-    for join_id, requirement in joins.items():
-        compiled["joinRequirements"][join_id] = requirement
-    if joins:
-        from charter.compiler.compiled import compiled_hash
-
-        compiled["hash"] = compiled_hash(compiled)
     return compiled
 
 

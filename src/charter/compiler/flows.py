@@ -37,37 +37,16 @@ class ShapeComparison:
 
 def compile_flow(flow: Flow) -> dict[str, Any]:
     """The flow's ``CompiledWorkflow`` (as JSON-ready data, with its ``hash``)."""
-    _check_not_empty(flow)
-    nodes = {
-        step.slug: {
-            "id": step.slug,
-            "type": "task",
-            "config": {
-                "stepType": step.step_type,
-                "over": step.over,
-                "handler": step.handler_name,
-                "options": step.options.as_shape(),
-            },
-        }
-        for step in flow.steps.values()
-    }
-    edges = [
-        {"id": f"{dep}->{step.slug}", "source": dep, "target": step.slug, "provenance": "flow"}
-        for step in flow.steps.values()
-        for dep in step.dependencies
-    ]
-    return build_compiled(
-        kind="flow",
-        slug=flow.slug,
-        nodes=nodes,
-        edges=edges,
-        extra={"options": flow.options.as_shape()},
-    )
+    handlers = {step.slug: step.handler_name for step in flow.steps.values()}
+    return compile_shape(flow.slug, extract_flow_shape(flow), handlers)
 
 
-def compile_shape(slug: str, shape: FlowShape) -> dict[str, Any]:
-    """The ``CompiledWorkflow`` of a flow known only by its shape (a registry version whose
-    DSL is a flow shape): as :func:`compile_flow`, without handler names."""
+def compile_shape(
+    slug: str, shape: FlowShape, handlers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The ``CompiledWorkflow`` of a flow shape; ``handlers`` names each step's handler
+    (``module:qualname``) when the flow's code is at hand, as for :func:`compile_flow`;
+    a registry version whose DSL is a flow shape has none."""
     nodes = {
         step["slug"]: {
             "id": step["slug"],
@@ -77,7 +56,7 @@ def compile_shape(slug: str, shape: FlowShape) -> dict[str, Any]:
                 "over": (step["dependencies"][0] if step["dependencies"] else RUN)
                 if step["stepType"] == "map"
                 else None,
-                "handler": None,
+                "handler": (handlers or {}).get(step["slug"]),
                 "options": step.get("options") or {},
             },
         }

@@ -11,7 +11,6 @@ DECLARE
     v_target    text;
     v_arrivals  integer;
     v_required  integer;
-    v_any       boolean := false;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
     UPDATE charter.step_states
