@@ -116,9 +116,9 @@ def migrate(
                 continue
             _apply(conn, file)
             (report.applied if file.kind == "versioned" else report.reapplied).append(file.name)
-        if any(a["version"] for a in _applied(conn).values()):
-            conn.execute(query("ensure_partitions"))
         report.version = current_version(conn)
+        if report.version is not None:  # the partitions of this month and the next ones
+            conn.execute(query("ensure_partitions"))
     for name in report.applied:
         log.info("applied migration %s", name)
     if report.reapplied:
