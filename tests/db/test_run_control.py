@@ -188,3 +188,61 @@ def test_delete_flow_and_data_removes_runs_and_all_their_rows(conn):
         ).fetchone()
         assert remaining == (0,), f"charter.{table} kept rows of the deleted flow"
     assert run_row(conn, kept)["status"] == "completed"
+
+
+def _retry_shapes() -> dict[str, tuple[object, object, str]]:
+    """Flows whose step `target` fails, by how many dependencies `target` has."""
+    from charter import Flow
+
+    zero = Flow("retry_zero", max_attempts=1)
+    zero.step(slug="target")(lambda run: run["x"])
+
+    one = Flow("retry_one", max_attempts=1)
+    a1 = one.step(slug="a")(lambda run: run["x"])
+    one.step(slug="target", depends_on=[a1])(lambda a: a + 1)
+
+    two = Flow("retry_two", max_attempts=1)
+    a2 = two.step(slug="a")(lambda run: run["x"])
+    b2 = two.step(slug="b")(lambda run: run["x"] * 2)
+    c2 = two.step(slug="c", depends_on=[a2])(lambda a: a * 3)
+    two.step(slug="target", depends_on=[a2, b2, c2])(lambda a, b, c: a + b + c)
+
+    mapped = Flow("retry_map", max_attempts=1)
+    src = mapped.step(slug="a")(lambda run: [run["x"], run["x"] + 1])
+    mapped.map(over=src, slug="target")(lambda item: item * 10)
+
+    root_map = Flow("retry_root_map", max_attempts=1)
+    root_map.map(over="run", slug="target")(lambda item: item * 10)
+    return {
+        "0 dependencies": (zero, {"x": 1}, "target"),
+        "1 dependency": (one, {"x": 1}, "target"),
+        "3 dependencies": (two, {"x": 1}, "target"),
+        "map over a step": (mapped, {"x": 1}, "target"),
+        "map over the run": (root_map, [1, 2, 3], "target"),
+    }
+
+
+@pytest.mark.parametrize("shape", list(_retry_shapes()))
+def test_retry_resumes_a_failed_step_of_every_shape(conn, shape):
+    flow, run_input, failing_step = _retry_shapes()[shape]
+    install(conn, flow)
+    run_id = start(conn, flow.slug, run_input)
+    failed_once = False
+    while tasks := claim(conn, [flow.slug]):
+        for task in tasks:
+            # Fail one task of the target step (for a map: its last element) once.
+            last = task.step == failing_step and (task.item is None or task.index > 0)
+            if last and not failed_once:
+                assert fail(conn, task, "flaky", permanent=True) == "failed"
+                failed_once = True
+            elif run_row(conn, run_id)["status"] == "running":
+                complete(conn, task, handle(flow, task))
+    assert failed_once and run_row(conn, run_id)["status"] == "failed"
+
+    assert _call(conn, "retry_run", run_id) == "running"
+    drain(conn, flow)
+    run = run_row(conn, run_id)
+    assert run["status"] == "completed", run
+    completed = [e for e in evidence(conn, run_id) if e[3] == "completed"]
+    assert len(completed) == len({(e[0], e[1]) for e in completed})  # nothing ran twice
+    assert projections(conn, run_id)[0] == projections(conn, run_id)[1]

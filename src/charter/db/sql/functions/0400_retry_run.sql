@@ -28,17 +28,19 @@ BEGIN
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
     VALUES (v_run.org_id, p_run_id, '$run', 'retried', true);
     FOR v_step IN
-        SELECT s.step_slug FROM charter.step_states AS s
+        SELECT s.step_slug, fs.step_type FROM charter.step_states AS s
+          JOIN charter.flow_steps AS fs ON fs.version_id = v_run.version_id AND fs.slug = s.step_slug
          WHERE s.run_id = p_run_id AND s.status IN ('failed', 'cancelled')
          ORDER BY s.step_slug
     LOOP
         -- Queues the step's missing tasks (or fails the run again, e.g. a map whose source
-        -- is still not an array, after which the remaining steps stay cancelled).
-        PERFORM charter._start_step(p_run_id, v_step.step_slug, coalesce(
-            (SELECT i.value FROM charter.inbox AS i
-              WHERE i.run_id = p_run_id AND i.target_step = v_step.step_slug
-                AND i.source_step <> v_step.step_slug AND i.spread_index = -1),
-            v_run.input));
+        -- is still not an array, after which the remaining steps stay cancelled). Only a map
+        -- needs its source: its one dependency's output, or the run input.
+        PERFORM charter._start_step(p_run_id, v_step.step_slug, CASE WHEN v_step.step_type = 'map' THEN
+            coalesce((SELECT i.value FROM charter.inbox AS i
+                       WHERE i.run_id = p_run_id AND i.target_step = v_step.step_slug
+                         AND i.source_step <> v_step.step_slug AND i.spread_index = -1),
+                     v_run.input) END);
         IF (SELECT r.status FROM charter.runs AS r WHERE r.id = p_run_id) = 'running' THEN
             UPDATE charter.tasks
                SET status = 'queued', attempts = 0, available_at = now(), delivery_token = NULL,
