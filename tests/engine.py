@@ -44,8 +44,11 @@ def start(conn, flow: str, run_input: Any, run_id: str | None = None) -> str:
 def claim(
     conn, flows: list[str], limit: int = 100, lease: int = 30, worker: str = "test-worker"
 ) -> list[Claimed]:
+    """Claims tasks of every version of ``flows`` (a worker claims by version)."""
     rows = conn.execute(
-        "SELECT * FROM charter.claim_tasks(%s, %s, %s, %s)", (worker, flows, limit, lease)
+        "SELECT * FROM charter.claim_tasks(%s, (SELECT coalesce(array_agg(v.id), '{}') "
+        "FROM charter.workflow_versions AS v WHERE v.workflow_slug = ANY (%s)), %s, %s)",
+        (worker, flows, limit, lease),
     ).fetchall()
     return [Claimed(*row) for row in rows]
 

@@ -7,6 +7,7 @@ from charter.db.migrate import migrate
 from charter.dsl.flow import Flow, Step
 from charter.engine.runs import Run, StepInfo
 from charter.errors import CharterError
+from charter.outcomes import NonRetryable
 from charter.worker.context import Context
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Client",
     "Context",
     "Flow",
+    "NonRetryable",
     "Run",
     "Step",
     "StepInfo",

@@ -28,8 +28,9 @@ from charter.db.sqlstate import charter_errors
 from charter.dsl.flow import Flow
 from charter.engine.flows import ensure_flow_compiled
 from charter.engine.mode import Mode
-from charter.engine.runs import Run, json_text, run_from_json
+from charter.engine.runs import Run, run_from_json
 from charter.errors import FlowShapeMismatchError, RunNotFoundError, RunWaitTimeoutError
+from charter.payloads import json_text
 from charter.registry import AsyncRegistry, Registry
 
 _POLL_S = 0.5

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from charter.compiler.flows import compile_shape, is_flow_shape
 from charter.db.queries import query
 from charter.db.sqlstate import charter_errors
-from charter.engine.runs import json_text
 from charter.errors import CharterError
+from charter.payloads import json_text
 
 if TYPE_CHECKING:
     from charter.client import AsyncClient, Client

@@ -34,7 +34,16 @@ def render_run(run: Run) -> Group:
         (took, ""),
     )
     table = Table(box=None, pad_edge=False)
-    for column in ("step", "type", "status", "tasks", "attempts", "started", "took", "error"):
+    for column in (
+        "step",
+        "type",
+        "status",
+        "tasks",
+        "attempts",
+        "started",
+        "took",
+        "output / error",
+    ):
         table.add_column(column)
     for step in run.steps:
         tasks = (
@@ -42,9 +51,12 @@ def render_run(run: Run) -> Group:
             if step.tasks is None
             else (f"{step.tasks - (step.remaining_tasks or 0)}/{step.tasks}")
         )
-        error = ""
+        detail = Text("")
         if step.error:
-            error = f"{step.error.get('type', '')}: {step.error.get('message', '')}"[:100]
+            message = f"{step.error.get('type', '')}: {step.error.get('message', '')}"
+            detail = Text(message[:100], "red")
+        elif step.status == "completed":
+            detail = Text(json.dumps(step.output, ensure_ascii=False)[:100])
         table.add_row(
             step.slug,
             step.step_type,
@@ -53,9 +65,20 @@ def render_run(run: Run) -> Group:
             str(step.attempts),
             step.started_at.strftime("%H:%M:%S.%f")[:-3] if step.started_at else "",
             f"{step.duration_s:.3f}s" if step.duration_s is not None else "",
-            error,
+            detail,
         )
     parts: list[Text | Table] = [header, table]
+    if run.usd_cost:
+        parts.append(Text(f"cost: ${run.usd_cost:.6f}"))
+    if run.status == "running" and run.serving_workers == 0:
+        parts.append(
+            Text(
+                f"waiting: no live worker runs the code of {run.flow} v{run.version} "
+                f"({run.version_id}); start a worker with that version's code "
+                "(`charter workers` lists what each serves)",
+                "yellow",
+            )
+        )
     if run.status == "completed":
         parts.append(Text("output: " + json.dumps(run.output, ensure_ascii=False)[:2000]))
     if run.error:

@@ -20,9 +20,10 @@ def _populate(conn):
         SELECT 'old-' || r, 'diamond', (SELECT current_version_id FROM charter.workflows),
                'completed', '{}', now() FROM generate_series(1, 20000) AS r""")
     conn.execute("""
-        INSERT INTO charter.tasks (run_id, workflow_slug, step_slug, task_index, status,
-                                   max_attempts, available_at)
-        SELECT 'old-' || r, 'diamond', s, 0, 'completed', 3, NULL
+        INSERT INTO charter.tasks (run_id, workflow_slug, version_id, step_slug, task_index,
+                                   status, max_attempts, available_at)
+        SELECT 'old-' || r, 'diamond', (SELECT current_version_id FROM charter.workflows), s, 0,
+               'completed', 3, NULL
           FROM generate_series(1, 20000) AS r, unnest(ARRAY['seed', 'count', 'total']) AS s""")
     conn.execute("""
         INSERT INTO charter.inbox (run_id, target_step, source_step, value)
@@ -48,10 +49,10 @@ def test_the_claim_scan_uses_the_partial_claim_index(conn):
         conn,
         """
         SELECT t.id FROM charter.tasks AS t
-         WHERE t.workflow_slug = ANY (%s) AND t.status IN ('queued', 'started')
+         WHERE t.version_id = ANY (%s) AND t.status IN ('queued', 'started')
            AND t.available_at <= now()
          ORDER BY t.available_at LIMIT 10 FOR UPDATE SKIP LOCKED""",
-        (["diamond"],),
+        ([conn.execute("SELECT current_version_id FROM charter.workflows").fetchone()[0]],),
     )
     assert "tasks_claim_idx" in plan
 

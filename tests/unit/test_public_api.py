@@ -9,6 +9,7 @@ def test_exported_names_are_pinned_and_sorted():
         "Client",
         "Context",
         "Flow",
+        "NonRetryable",
         "Run",
         "Step",
         "StepInfo",

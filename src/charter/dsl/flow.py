@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from charter.dsl.handler import CTX, RUN, HandlerSpec, inspect_handler
 from charter.errors import FlowDefinitionError
@@ -27,6 +27,7 @@ from charter.errors import FlowDefinitionError
 SLUG_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_SLUG_LENGTH = 128
 RESERVED_SLUGS = frozenset({RUN, CTX})
+ExceptionTypes = type[BaseException] | tuple[type[BaseException], ...] | list[type[BaseException]]
 OPTION_NAMES = ("max_attempts", "base_delay", "timeout", "start_delay")
 # Bounds that keep retries and timers sane; SQL constraints enforce the same.
 OPTION_RANGES: dict[str, tuple[int, int]] = {
@@ -55,6 +56,30 @@ class StepOptions:
         }
 
 
+Isolation = Literal["process"]
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How the worker runs a handler; Python-side only, not part of the shape.
+
+    ``isolation="process"``: the handler runs in a child process that is killed when it
+    overruns its timeout (for code that must be stoppable). ``retry_on``: only these
+    exception types are retried; ``no_retry_on``: these fail the step at once.
+    """
+
+    isolation: Isolation | None = None
+    retry_on: tuple[type[BaseException], ...] | None = None
+    no_retry_on: tuple[type[BaseException], ...] = ()
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        if getattr(exc, "permanent", False) is True:
+            return False
+        if isinstance(exc, self.no_retry_on):
+            return False
+        return self.retry_on is None or isinstance(exc, self.retry_on)
+
+
 @dataclass(frozen=True)
 class Step:
     """A step of a flow. Calling it calls the handler, so handlers stay easy to test."""
@@ -67,6 +92,7 @@ class Step:
     options: StepOptions
     spec: HandlerSpec = field(repr=False)
     over: str | None = None  # map steps: RUN or the slug of the array source
+    execution: ExecutionOptions = field(default_factory=ExecutionOptions)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.handler(*args, **kwargs)
@@ -117,6 +143,9 @@ class Flow:
         base_delay: int | None = None,
         timeout: int | None = None,
         start_delay: int | None = None,
+        isolation: Isolation | None = None,
+        retry_on: ExceptionTypes | None = None,
+        no_retry_on: ExceptionTypes | None = None,
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def step(
@@ -129,6 +158,9 @@ class Flow:
         base_delay: int | None = None,
         timeout: int | None = None,
         start_delay: int | None = None,
+        isolation: Isolation | None = None,
+        retry_on: ExceptionTypes | None = None,
+        no_retry_on: ExceptionTypes | None = None,
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a step. Its dependencies' outputs arrive as parameters of the same name;
         a parameter ``run`` receives the run input and ``ctx`` the handler context."""
@@ -138,9 +170,10 @@ class Flow:
             "timeout": timeout,
             "start_delay": start_delay,
         }
+        execution = (isolation, retry_on, no_retry_on)
 
         def add(fn: Callable[..., Any]) -> Step:
-            return self._add(fn, "single", depends_on, slug, options, over=None)
+            return self._add(fn, "single", depends_on, slug, options, execution, over=None)
 
         return add(handler) if handler is not None else add
 
@@ -155,6 +188,9 @@ class Flow:
         base_delay: int | None = None,
         timeout: int | None = None,
         start_delay: int | None = None,
+        isolation: Isolation | None = None,
+        retry_on: ExceptionTypes | None = None,
+        no_retry_on: ExceptionTypes | None = None,
     ) -> Step: ...
 
     @overload
@@ -167,6 +203,9 @@ class Flow:
         base_delay: int | None = None,
         timeout: int | None = None,
         start_delay: int | None = None,
+        isolation: Isolation | None = None,
+        retry_on: ExceptionTypes | None = None,
+        no_retry_on: ExceptionTypes | None = None,
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def map(
@@ -179,6 +218,9 @@ class Flow:
         base_delay: int | None = None,
         timeout: int | None = None,
         start_delay: int | None = None,
+        isolation: Isolation | None = None,
+        retry_on: ExceptionTypes | None = None,
+        no_retry_on: ExceptionTypes | None = None,
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a map step: one task per element of the array that ``over`` returned
         (``over="run"``: of the run input). Its output is the list of results, in order."""
@@ -188,9 +230,10 @@ class Flow:
             "timeout": timeout,
             "start_delay": start_delay,
         }
+        execution = (isolation, retry_on, no_retry_on)
 
         def add(fn: Callable[..., Any]) -> Step:
-            return self._add(fn, "map", (), slug, options, over=over)
+            return self._add(fn, "map", (), slug, options, execution, over=over)
 
         return add(handler) if handler is not None else add
 
@@ -201,6 +244,7 @@ class Flow:
         depends_on: Iterable[Step | str],
         slug: str | None,
         options: dict[str, int | None],
+        execution: tuple[Any, Any, Any],
         *,
         over: Step | str | None,
     ) -> Step:
@@ -245,6 +289,7 @@ class Flow:
             options=_options(where, **options),
             spec=spec,
             over=source,
+            execution=_execution(where, fn, *execution),
         )
         self.steps[step_slug] = step
         return step
@@ -342,6 +387,50 @@ def _options(where: str, **values: int | None) -> StepOptions:
                 code="FLOW_OPTION_INVALID",
             )
     return StepOptions(**values)
+
+
+def _execution(
+    where: str, fn: Callable[..., Any], isolation: Any, retry_on: Any, no_retry_on: Any
+) -> ExecutionOptions:
+    if isolation not in (None, "process"):
+        raise FlowDefinitionError(
+            f"{where}: isolation={isolation!r} is not known; use isolation='process' to run "
+            "the handler in a child process that is killed when it overruns its timeout, or "
+            "leave it out.",
+            code="FLOW_OPTION_INVALID",
+        )
+    if isolation == "process" and (
+        "<locals>" in fn.__qualname__ or "." in fn.__qualname__ or not fn.__module__
+    ):
+        raise FlowDefinitionError(
+            f"{where}: isolation='process' runs the handler in a child process that imports "
+            f"it by name, but {fn.__qualname__} is not a module-level function. Define it at "
+            "the top level of a module.",
+            code="FLOW_OPTION_INVALID",
+        )
+    if retry_on is not None and no_retry_on is not None:
+        raise FlowDefinitionError(
+            f"{where}: give retry_on= (retry only these) or no_retry_on= (never retry these), "
+            "not both.",
+            code="FLOW_OPTION_INVALID",
+        )
+    return ExecutionOptions(
+        isolation=isolation,
+        retry_on=None if retry_on is None else _exception_types(where, "retry_on", retry_on),
+        no_retry_on=()
+        if no_retry_on is None
+        else _exception_types(where, "no_retry_on", no_retry_on),
+    )
+
+
+def _exception_types(where: str, name: str, value: Any) -> tuple[type[BaseException], ...]:
+    types = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
+    if not types or not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
+        raise FlowDefinitionError(
+            f"{where}: {name}= takes exception classes (one or a list), got {value!r}.",
+            code="FLOW_OPTION_INVALID",
+        )
+    return types
 
 
 _NEVER_ARRAYS = (str, bytes, int, float, bool, type(None))

@@ -7,13 +7,9 @@ logic is written once.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-
-from charter.errors import RunInputError
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -28,7 +24,8 @@ class StepInfo:
     attempts: int
     started_at: datetime | None
     completed_at: datetime | None
-    error: dict[str, Any] | None
+    error: dict[str, Any] | None  # the last failed attempt's, unless the step completed
+    output: Any = None  # once completed
 
     @property
     def duration_s(self) -> float | None:
@@ -50,6 +47,8 @@ class Run:
     created_at: datetime
     finished_at: datetime | None
     steps: list[StepInfo] = field(default_factory=list)
+    usd_cost: float = 0.0
+    serving_workers: int = 0  # live workers whose code can run this run's version
 
     @property
     def done(self) -> bool:
@@ -85,27 +84,13 @@ def run_from_json(data: dict[str, Any]) -> Run:
                 started_at=_time(s["startedAt"]),
                 completed_at=_time(s["completedAt"]),
                 error=s["error"],
+                output=s.get("output"),
             )
             for s in data["steps"]
         ],
+        usd_cost=float(data.get("usdCost") or 0),
+        serving_workers=int(data.get("servingWorkers") or 0),
     )
-
-
-def json_text(value: Any, what: str) -> str:
-    """``value`` as JSON text PostgreSQL's jsonb accepts, or RunInputError naming the problem."""
-    try:
-        text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        hint = "convert it to dicts, lists, strings, numbers, booleans and None"
-        if isinstance(value, float) and math.isnan(value):
-            hint = "replace NaN with null"
-        raise RunInputError(f"{what} is not JSON ({exc}); {hint}.") from None
-    if "\\u0000" in text:
-        raise RunInputError(
-            f"{what} contains the character U+0000, which PostgreSQL cannot store in JSON; "
-            "remove it or encode the data (e.g. base64)."
-        )
-    return text
 
 
 def _time(value: str | None) -> datetime | None:

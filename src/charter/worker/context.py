@@ -40,8 +40,18 @@ class Context:
         self.cost_usd += usd
 
 
-def step_logger(run_id: str, step: str, task_index: int) -> logging.LoggerAdapter[logging.Logger]:
+def step_logger(
+    run_id: str, flow: str, step: str, task_index: int, attempt: int
+) -> logging.LoggerAdapter[logging.Logger]:
+    """``ctx.logger``: records on ``charter.step`` that carry the run, flow, step, task
+    index and attempt as attributes (``record.run_id`` …), for formatters and JSON logs."""
     return logging.LoggerAdapter(
         logging.getLogger("charter.step"),
-        {"run_id": run_id, "step": step, "task_index": task_index},
+        {
+            "run_id": run_id,
+            "flow": flow,
+            "step": step,
+            "task_index": task_index,
+            "attempt": attempt,
+        },
     )

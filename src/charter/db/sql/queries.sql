@@ -51,9 +51,12 @@ SELECT charter.get_run(r.id)
  LIMIT %(limit)s;
 
 -- name: claim_tasks
+-- The payload travels as text: the worker decodes it per task, so one payload too deep for
+-- Python's decoder fails its own task instead of the whole claim.
 SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
-       idempotency_key, run_input, inputs, item, timeout_seconds
-  FROM charter.claim_tasks(%(worker_id)s, %(flows)s, %(limit)s, %(lease_seconds)s);
+       idempotency_key, timeout_seconds,
+       jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item)::text AS payload
+  FROM charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
 
 -- name: complete_tasks
 SELECT task_id, outcome
@@ -69,7 +72,11 @@ SELECT task_id, outcome
 SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
 
 -- name: register_worker
-SELECT charter.register_worker(%(worker_id)s, %(hostname)s, %(pid)s, %(flows)s, %(concurrency)s);
+SELECT charter.register_worker(%(worker_id)s, %(hostname)s, %(pid)s, %(flows)s, %(concurrency)s,
+                               %(shapes)s, %(lease_seconds)s);
+
+-- name: refresh_worker_versions
+SELECT charter.refresh_worker_versions(%(worker_id)s, %(shapes)s);
 
 -- name: worker_stopped
 SELECT charter.worker_stopped(%(worker_id)s);

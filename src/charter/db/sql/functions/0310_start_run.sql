@@ -38,6 +38,7 @@ BEGIN
             MESSAGE = format('Flow %L is not in the database', p_flow_slug),
             HINT = 'Start a worker for it (charter worker MODULE) or publish it (charter deploy MODULE) first.';
     END IF;
+    PERFORM charter._check_payload(v_input, 'The run input');
     IF length(v_run_id) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
             MESSAGE = format('Run id %L must be 1 to 200 characters long', v_run_id),

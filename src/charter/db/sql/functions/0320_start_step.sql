@@ -62,8 +62,9 @@ BEGIN
     IF v_run.status <> 'running' THEN
         RETURN;
     END IF;
-    INSERT INTO charter.tasks (org_id, run_id, workflow_slug, step_slug, task_index, max_attempts, available_at)
-    SELECT v_run.org_id, p_run_id, v_run.workflow_slug, p_step_slug, i, v_max,
+    INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
+                               max_attempts, available_at)
+    SELECT v_run.org_id, p_run_id, v_run.workflow_slug, v_run.version_id, p_step_slug, i, v_max,
            now() + make_interval(secs => v_delay)
       FROM generate_series(0, v_count - 1) AS i
     ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;

@@ -1,4 +1,5 @@
--- Claims up to p_limit tasks of the given flows for a worker: queued tasks whose time has
+-- Claims up to p_limit tasks of the given flow versions (those the worker's code matches,
+-- see register_worker) for a worker: queued tasks whose time has
 -- come and started tasks whose lease expired (a crashed worker's), in one index scan with
 -- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
 -- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
@@ -6,7 +7,7 @@
 -- name (single steps) or the element (map steps), the idempotency key and the timeout.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
-    p_flows text[],
+    p_version_ids text[],
     p_limit integer,
     p_lease_seconds integer DEFAULT 30
 )
@@ -36,7 +37,7 @@ DECLARE
 BEGIN
     SELECT coalesce(array_agg(t.id), '{}') INTO v_ids FROM (
         SELECT t.id FROM charter.tasks AS t
-         WHERE t.workflow_slug = ANY (p_flows)
+         WHERE t.version_id = ANY (p_version_ids)
            AND t.status IN ('queued', 'started')
            AND t.available_at <= now()
          ORDER BY t.available_at

@@ -1,5 +1,6 @@
--- A run with its steps, for clients and `charter status`: status, output, error, and per
--- step its state, task counts, attempts, first start, completion and last error.
+-- A run with its steps, for clients and `charter status`: status, output, error, cost, how
+-- many live workers run its version's code, and per step its state, task counts, attempts,
+-- first start, completion, output (once completed) and last error (unless completed).
 CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text)
 RETURNS jsonb
 LANGUAGE sql
@@ -9,7 +10,10 @@ AS $$
     SELECT jsonb_build_object(
         'id', r.id, 'flow', r.workflow_slug, 'versionId', r.version_id, 'version', v.version,
         'status', r.status, 'input', r.input, 'output', r.output, 'error', r.error,
-        'createdAt', r.created_at, 'finishedAt', r.finished_at,
+        'usdCost', r.usd_cost, 'createdAt', r.created_at, 'finishedAt', r.finished_at,
+        'servingWorkers', (SELECT count(*) FROM charter.workers AS w
+                            WHERE r.version_id = ANY (w.versions) AND w.stopped_at IS NULL
+                              AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
         'steps', coalesce((
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', fs.slug, 'stepType', fs.step_type, 'status', s.status,
@@ -17,7 +21,11 @@ AS $$
                        'attempts', coalesce((SELECT sum(t.attempts) FROM charter.tasks AS t
                                               WHERE t.run_id = r.id AND t.step_slug = fs.slug), 0),
                        'startedAt', e.started_at, 'completedAt', s.completed_at,
-                       'error', e.error)
+                       'output', CASE WHEN s.status = 'completed' THEN
+                                     (SELECT i.value FROM charter.inbox AS i
+                                       WHERE i.run_id = r.id AND i.source_step = fs.slug
+                                         AND i.spread_index = -1 LIMIT 1) END,
+                       'error', CASE WHEN s.status <> 'completed' THEN e.error END)
                    ORDER BY fs.step_index)
               FROM charter.flow_steps AS fs
               JOIN charter.step_states AS s ON s.run_id = r.id AND s.step_slug = fs.slug

@@ -12,6 +12,7 @@ CREATE TABLE charter.tasks (
     delivery_token uuid,
     worker_id      text,
     started_at     timestamptz,
+    version_id     text        NOT NULL,
     CONSTRAINT tasks_pkey PRIMARY KEY (id),
     CONSTRAINT tasks_run_step_index_unique UNIQUE (run_id, step_slug, task_index),
     CONSTRAINT task_status_is_known
@@ -24,6 +25,7 @@ CREATE TABLE charter.tasks (
 COMMENT ON TABLE charter.tasks IS
     'The queue: one small row per task; available_at is when a queued task may run or a started task''s lease ends.';
 
--- The claim query: queued tasks whose time has come and started tasks whose lease expired.
-CREATE INDEX tasks_claim_idx ON charter.tasks (workflow_slug, available_at)
+-- The claim query: queued tasks whose time has come and started tasks whose lease expired,
+-- of the versions a worker's code can run.
+CREATE INDEX tasks_claim_idx ON charter.tasks (version_id, available_at)
     WHERE status IN ('queued', 'started');

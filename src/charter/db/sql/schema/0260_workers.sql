@@ -8,8 +8,11 @@ CREATE TABLE charter.workers (
     started_at        timestamptz NOT NULL DEFAULT now(),
     last_heartbeat_at timestamptz NOT NULL DEFAULT now(),
     stopped_at        timestamptz,
-    CONSTRAINT workers_pkey PRIMARY KEY (id)
+    versions          text[]      NOT NULL DEFAULT '{}',
+    lease_seconds     integer     NOT NULL DEFAULT 30,
+    CONSTRAINT workers_pkey PRIMARY KEY (id),
+    CONSTRAINT worker_lease_is_positive CHECK (lease_seconds >= 1)
 );
 
 COMMENT ON TABLE charter.workers IS
-    'Workers register at start and heartbeat; stopped_at is set on a clean exit.';
+    'Workers register at start and heartbeat; versions are the flow versions their code can run; stopped_at is set on a clean exit.';

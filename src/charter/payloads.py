@@ -1,0 +1,91 @@
+"""JSON payloads at the door: what charter accepts as run inputs and step outputs.
+
+A payload is stored as PostgreSQL ``jsonb`` and decoded again by every worker that claims a
+task, so anything PostgreSQL or Python's JSON decoder would choke on is refused when it is
+written, with the reason, rather than poisoning the workers later:
+
+* values that are not JSON (sets, bytes, objects, NaN and infinities);
+* U+0000 and lone surrogates (``"\\ud800"``, or a filename decoded with ``surrogateescape``),
+  which PostgreSQL cannot store;
+* values nested more than :data:`MAX_DEPTH` levels deep in arrays and objects (SQL checks
+  the same limit when a run starts and when a task completes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from charter.errors import RunInputError
+
+MAX_DEPTH = 100
+"""How deep values may sit in inputs and outputs: ``[["a"]]`` has "a" at level 2."""
+
+
+def json_text(value: Any, what: str) -> str:
+    """``value`` as JSON text PostgreSQL's jsonb accepts, or RunInputError naming the problem."""
+    depth = nesting_depth(value, MAX_DEPTH)
+    if depth > MAX_DEPTH:
+        raise RunInputError(
+            f"{what} nests arrays and objects more than {MAX_DEPTH} levels deep; charter "
+            f"accepts at most {MAX_DEPTH}. Flatten it, or store the document elsewhere and "
+            "pass a reference."
+        )
+    try:
+        text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        hint = "convert it to dicts, lists, strings, numbers, booleans and None"
+        if isinstance(value, float) and math.isnan(value):
+            hint = "replace NaN with null"
+        raise RunInputError(f"{what} is not JSON ({exc}); {hint}.") from None
+    if "\\u0000" in text:
+        raise RunInputError(
+            f"{what} contains the character U+0000, which PostgreSQL cannot store in JSON; "
+            "remove it or encode the data (e.g. base64)."
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        snippet = text[max(exc.start - 20, 0) : exc.start].encode("utf-8", "replace").decode()
+        raise RunInputError(
+            f"{what} contains a lone surrogate (U+{ord(text[exc.start]):04X}) after "
+            f"{snippet!r}, which is not valid Unicode and cannot be stored; it usually comes "
+            "from bytes decoded with errors='surrogateescape' (file names) or from JSON "
+            'like "\\ud800". Decode the bytes properly or encode them (e.g. base64).'
+        ) from None
+    return text
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """The deepest level of any value inside ``value`` (the value itself is level 0, the
+    items of a list or object level 1, …: jsonpath's ``.**`` levels, so SQL's check of the
+    same limit agrees), counting no further than ``limit + 1``.
+
+    Iterative, so a value nested far beyond Python's recursion limit is measured safely.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        if isinstance(item, dict):
+            stack.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def loads(text: str | bytes, what: str) -> Any:
+    """Decode stored JSON text; a payload too deep for Python's decoder is RunInputError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise RunInputError(
+            f"{what} nests arrays and objects too deeply for Python to decode (charter "
+            f"accepts at most {MAX_DEPTH} levels); it was written without charter's checks. "
+            "Start the run again with a flatter input."
+        ) from None

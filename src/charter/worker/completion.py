@@ -1,0 +1,220 @@
+"""Recording finished tasks: group completion, and nothing that can stop it silently.
+
+Outcomes queue up while handlers run; the completion loop takes everything queued and
+records it in one transaction (``complete_tasks`` + ``fail_tasks``). A lost connection is
+retried with backoff. Any other error is logged and narrowed down: a batch is retried one
+outcome at a time, and an outcome the database refuses fails its attempt with the reason,
+so one bad result never holds up the others and the loop never dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from charter.db.queries import query
+from charter.payloads import json_text
+from charter.worker.backoff import Backoff
+from charter.worker.task import Outcome, plain_error
+
+log = logging.getLogger("charter.worker")
+
+RETRYABLE_DB_ERRORS = (psycopg.OperationalError, PoolTimeout)
+
+
+class Completer:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        worker_id: str,
+        batch_size: int,
+        stopping: asyncio.Event,
+        on_recorded: Callable[[], None],
+    ) -> None:
+        self.pool = pool
+        self.worker_id = worker_id
+        self.batch_size = batch_size
+        self.queue: asyncio.Queue[Outcome | None] = asyncio.Queue()
+        self.completed = 0
+        self.failed = 0
+        self._stopping = stopping
+        self._on_recorded = on_recorded
+
+    async def put(self, outcome: Outcome) -> None:
+        await self.queue.put(outcome)
+
+    async def finish(self) -> None:
+        await self.queue.put(None)
+
+    async def loop(self) -> None:
+        """Runs until finish() is called and everything queued before it is recorded."""
+        finished = False
+        while not finished:
+            first = await self.queue.get()
+            batch: list[Outcome] = []
+            if first is None:
+                finished = True
+            else:
+                batch.append(first)
+            while len(batch) < self.batch_size and not self.queue.empty():
+                item = self.queue.get_nowait()
+                if item is None:
+                    finished = True
+                else:
+                    batch.append(item)
+            if batch:
+                try:
+                    await self._flush(batch)
+                except Exception:
+                    log.exception(
+                        "could not record %d results; their tasks come back when their "
+                        "leases expire",
+                        len(batch),
+                    )
+                self._on_recorded()
+
+    async def _flush(self, batch: list[Outcome]) -> None:
+        backoff = Backoff()
+        while True:
+            try:
+                await self.record(batch)
+                return
+            except RETRYABLE_DB_ERRORS as exc:
+                if self._stopping.is_set() and backoff.attempts >= 5:
+                    log.warning(
+                        "giving up recording %d results; their tasks will be retried "
+                        "when their leases expire",
+                        len(batch),
+                    )
+                    return
+                await backoff.sleep("recording results", exc, None)
+            except Exception as exc:
+                if len(batch) > 1:
+                    # One bad result must not hold up the others: record them one by one.
+                    for outcome in batch:
+                        await self._flush([outcome])
+                    return
+                await self._reject(batch[0], exc)
+                return
+
+    async def record(self, batch: list[Outcome]) -> None:
+        done = [o for o in batch if o.succeeded]
+        failed = [o for o in batch if not o.succeeded]
+        async with self.pool.connection() as conn, conn.transaction():
+            if done:
+                await conn.execute(
+                    query("complete_tasks"),
+                    {
+                        "task_ids": [o.task.id for o in done],
+                        "tokens": [o.task.token for o in done],
+                        "outputs": [o.output for o in done],
+                        "worker_id": self.worker_id,
+                        "costs": [o.cost for o in done],
+                    },
+                )
+            if failed:
+                await conn.execute(
+                    query("fail_tasks"),
+                    {
+                        "task_ids": [o.task.id for o in failed],
+                        "tokens": [o.task.token for o in failed],
+                        "errors": [json_text(o.error, "error") for o in failed],
+                        "permanent": [o.permanent for o in failed],
+                        "worker_id": self.worker_id,
+                        "costs": [o.cost for o in failed],
+                    },
+                )
+        self.completed += len(done)
+        self.failed += len(failed)
+        for outcome in batch:
+            log_outcome(outcome, self.worker_id)
+
+    async def _reject(self, outcome: Outcome, exc: Exception) -> None:
+        """The database (or charter) could not record this outcome: fail the attempt with the
+        reason. Data the database refuses will be refused again, so that is permanent."""
+        reason = _reason(exc)
+        log.error(
+            "could not record the result of step %s of run %s (%s); failing the attempt",
+            outcome.task.label,
+            outcome.task.run_id,
+            reason,
+            exc_info=exc,
+            extra=_extra(outcome, self.worker_id),
+        )
+        if outcome.succeeded:
+            error = plain_error(
+                "OutputRejected",
+                f"charter could not record the output of step '{outcome.task.step}': {reason}",
+            )
+        else:
+            error = plain_error(
+                "CompletionFailed",
+                f"charter could not record the failure of step '{outcome.task.step}' as it "
+                f"was ({reason}); it failed with {(outcome.error or {}).get('type')}.",
+            )
+        # The database refuses the same data again: no point retrying. Others may pass.
+        permanent = isinstance(exc, psycopg.DataError | psycopg.IntegrityError | ValueError) or (
+            isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("CH")
+        )
+        replacement = Outcome(outcome.task, error=error, permanent=permanent, cost=outcome.cost)
+        try:
+            await self.record([replacement])
+        except Exception:
+            log.exception(
+                "could not record the failure of step %s of run %s either; its task comes "
+                "back when its lease expires",
+                outcome.task.label,
+                outcome.task.run_id,
+            )
+
+
+def log_outcome(outcome: Outcome, worker_id: str) -> None:
+    """One log record per finished attempt, with its ids and outcome as attributes."""
+    task = outcome.task
+    extra = _extra(outcome, worker_id)
+    if outcome.succeeded:
+        log.debug(
+            "run %s step %s attempt %d completed in %.3fs",
+            task.run_id,
+            task.label,
+            task.attempt,
+            outcome.duration,
+            extra=extra,
+        )
+        return
+    error = outcome.error or {}
+    log.warning(
+        "run %s step %s attempt %d failed%s: %s: %s",
+        task.run_id,
+        task.label,
+        task.attempt,
+        " (no retry)" if outcome.permanent else "",
+        error.get("type"),
+        error.get("message"),
+        extra=extra,
+    )
+
+
+def _extra(outcome: Outcome, worker_id: str) -> dict[str, Any]:
+    task = outcome.task
+    return {
+        "worker": worker_id,
+        "run_id": task.run_id,
+        "flow": task.flow,
+        "step": task.step,
+        "task_index": task.index,
+        "attempt": task.attempt,
+        "outcome": "completed" if outcome.succeeded else "failed",
+        "duration": round(outcome.duration, 6),
+    }
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
+        return exc.diag.message_primary
+    return f"{type(exc).__name__}: {exc}"[:500]

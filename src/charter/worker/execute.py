@@ -1,0 +1,213 @@
+"""Running one claimed task's handler and turning whatever happens into an Outcome.
+
+Nothing a handler does may stop the worker: every exception, ``SystemExit`` and
+``KeyboardInterrupt`` included, becomes the failure of its own step. Async handlers run on
+the event loop, sync handlers in a thread pool, ``isolation="process"`` handlers in a child
+process. A sync handler that overruns its timeout cannot be interrupted: its task is
+failed, but its slot stays busy (``overrunning``) until the thread really returns, so the
+worker never claims more than it can start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from types import CodeType
+from typing import Any
+
+from charter.dsl.flow import Flow, Step
+from charter.errors import RunInputError, StepInputError, StepOutputError
+from charter.payloads import json_text
+from charter.worker.context import Context, step_logger
+from charter.worker.isolation import ProcessDied, run_in_process
+from charter.worker.task import (
+    HandlerRaised,
+    HandlerTimeout,
+    Outcome,
+    Task,
+    error_record,
+    plain_error,
+)
+
+log = logging.getLogger("charter.worker")
+
+
+class Executor:
+    def __init__(self, flows: Mapping[str, Flow], concurrency: int) -> None:
+        self.flows = flows
+        self.threads = ThreadPoolExecutor(concurrency, thread_name_prefix="charter-step")
+        self.overrunning = 0  # threads still running handlers whose tasks already timed out
+        self.on_slot_freed: Callable[[], None] = lambda: None
+        # Async handlers running now, by their code object: the watchdog names the step
+        # that blocks the event loop by finding its frame.
+        self.running_async: dict[CodeType, list[Task]] = {}
+
+    async def run(self, task: Task) -> Outcome:
+        started = time.monotonic()
+        flow = self.flows.get(task.flow)
+        step = flow.steps.get(task.step) if flow else None
+        if step is None:
+            return Outcome(task, error=_not_in_code(task), permanent=True)
+        ctx = Context(
+            run_id=task.run_id,
+            flow=task.flow,
+            step=task.step,
+            task_index=task.index,
+            attempt=task.attempt,
+            idempotency_key=task.key,
+            run_input=None,
+            logger=step_logger(task.run_id, task.flow, task.step, task.index, task.attempt),
+        )
+        try:
+            run_input, inputs, item = task.decode()
+            ctx.run_input, ctx.inputs = run_input, inputs
+            if step.step_type == "map":
+                kwargs = step.spec.bind_item(item, ctx=ctx)
+            else:
+                kwargs = step.spec.bind(run_input=run_input, inputs=inputs, ctx=ctx)
+            result = await self._call(step, task, kwargs, ctx)
+            try:
+                text = json_text(step.spec.output(result), f"The output of step '{task.step}'")
+            except RunInputError as exc:
+                raise StepOutputError(exc.message) from None
+            return Outcome(task, output=text, cost=ctx.cost_usd, duration=_since(started))
+        except HandlerTimeout as exc:
+            error = plain_error("Timeout", str(exc))
+            return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
+        except (StepInputError, StepOutputError, RunInputError) as exc:
+            return Outcome(
+                task, error=error_record(exc), permanent=True, cost=ctx.cost_usd,
+                duration=_since(started),
+            )  # fmt: skip
+        except ProcessDied as exc:
+            error = plain_error("ProcessDied", str(exc), exitCode=exc.exitcode)
+            return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
+        except HandlerRaised as raised:
+            return Outcome(
+                task,
+                error=error_record(raised.original, traceback_text=raised.traceback_text),
+                permanent=not step.execution.is_retryable(raised.original),
+                cost=ctx.cost_usd,
+                duration=_since(started),
+            )
+
+    async def _call(self, step: Step, task: Task, kwargs: dict[str, Any], ctx: Context) -> Any:
+        if step.execution.isolation == "process":
+            try:
+                result, ctx.cost_usd = await run_in_process(step, kwargs, task.timeout)
+            except TimeoutError:
+                raise HandlerTimeout(
+                    f"Step '{task.step}' did not finish within its timeout of {task.timeout}s "
+                    f"(attempt {task.attempt}); its process was killed. Raise the step's "
+                    "timeout= if it needs longer."
+                ) from None
+            return result
+        if step.spec.is_async:
+            return await self._call_async(step, task, kwargs)
+        return await self._call_sync(step, task, kwargs)
+
+    async def _call_async(self, step: Step, task: Task, kwargs: dict[str, Any]) -> Any:
+        code = step.handler.__code__
+        self.running_async.setdefault(code, []).append(task)
+        started = time.monotonic()
+        try:
+            result = await asyncio.wait_for(_guarded(step.handler(**kwargs)), task.timeout)
+        except TimeoutError:
+            raise HandlerTimeout(_timeout_message(task)) from None
+        finally:
+            running = self.running_async[code]
+            running.remove(task)
+            if not running:
+                del self.running_async[code]
+        elapsed = time.monotonic() - started
+        if elapsed > task.timeout + 1:
+            # wait_for could not cancel it in time: the handler held the event loop.
+            raise HandlerTimeout(
+                f"Step '{task.step}' ran {elapsed:.1f}s, beyond its timeout of "
+                f"{task.timeout}s, because it blocked the worker's event loop: an async def "
+                "handler called blocking code (time.sleep, a synchronous HTTP client, heavy "
+                "computation). Make it a def handler (it then runs in a thread), await the "
+                "async equivalent, or use isolation='process'."
+            )
+        return result
+
+    async def _call_sync(self, step: Step, task: Task, kwargs: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(_call_in_thread, step.handler, kwargs)
+        future = loop.run_in_executor(self.threads, call)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), task.timeout)
+        except TimeoutError:
+            self.overrunning += 1
+            log.warning(
+                "step %s of run %s overran its timeout of %ds; a thread cannot be stopped, so "
+                "its slot stays busy until the handler returns (%d slot(s) held by overrunning "
+                "handlers); use isolation='process' for steps that must be killable",
+                task.label,
+                task.run_id,
+                task.timeout,
+                self.overrunning,
+                extra={"run_id": task.run_id, "step": task.step, "task_index": task.index},
+            )
+            future.add_done_callback(functools.partial(self._overrun_ended, task, time.monotonic()))
+            raise HandlerTimeout(_timeout_message(task)) from None
+
+    def _overrun_ended(self, task: Task, since: float, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled():
+            future.exception()  # retrieved: the attempt was already recorded as a timeout
+        self.overrunning -= 1
+        log.warning(
+            "step %s of run %s returned %.1fs after its timeout; its slot is free again",
+            task.label,
+            task.run_id,
+            time.monotonic() - since,
+            extra={"run_id": task.run_id, "step": task.step, "task_index": task.index},
+        )
+        self.on_slot_freed()
+
+    def shutdown(self) -> None:
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def has_running_threads(self) -> bool:
+        return any(t.is_alive() for t in getattr(self.threads, "_threads", ()))
+
+
+async def _guarded(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        raise HandlerRaised(exc) from None
+
+
+def _call_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return fn(**kwargs)
+    except BaseException as exc:
+        raise HandlerRaised(exc) from None
+
+
+def _timeout_message(task: Task) -> str:
+    return (
+        f"Step '{task.step}' did not finish within its timeout of {task.timeout}s "
+        f"(attempt {task.attempt}); raise the step's timeout= if it needs longer."
+    )
+
+
+def _not_in_code(task: Task) -> dict[str, Any]:
+    return plain_error(
+        "StepNotInCode",
+        f"Step '{task.step}' of flow '{task.flow}' is not in this worker's code, although "
+        "the worker claimed it for a version its code matches. Restart the worker so it "
+        "loads its flows again.",
+    )
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started

@@ -1,0 +1,28 @@
+"""Module-level handlers for isolation="process" tests: the child process imports them."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from charter import Flow, NonRetryable
+
+flow = Flow("isolated", max_attempts=1)
+
+
+@flow.step(isolation="process", timeout=1)
+def hang(run: dict) -> str:  # type: ignore[type-arg]
+    if run.get("mode") == "hang":
+        while True:  # an endless loop no thread could be stopped in
+            time.sleep(0.05)
+    if run.get("mode") == "raise":
+        raise NonRetryable(f"refused {run['value']}")
+    if run.get("mode") == "exit":
+        os._exit(7)
+    return f"pid {os.getpid()}"
+
+
+@flow.step(depends_on=[hang], isolation="process")
+async def after(hang: str, ctx) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    ctx.add_cost(0.25)
+    return {"child": hang, "me": os.getpid(), "step": ctx.step}
