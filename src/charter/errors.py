@@ -7,9 +7,11 @@ The tree::
     ├── DatabaseError                 anything about reaching or using PostgreSQL
     │   ├── DatabaseUnreachableError  DATABASE_UNREACHABLE
     │   ├── DatabaseVersionError      DATABASE_VERSION_UNSUPPORTED (older than PostgreSQL 15)
+    │   ├── DatabaseBusyError         DATABASE_TOO_MANY_CONNECTIONS (no free connection slot)
     │   └── EmbeddedDatabaseError     EMBEDDED_DATABASE_FAILED (and the codes below)
     │       ├── DataDirectoryError    EMBEDDED_DATA_DIR_UNUSABLE
-    │       └── PortInUseError        EMBEDDED_PORT_IN_USE
+    │       ├── PortInUseError        EMBEDDED_PORT_IN_USE
+    │       └── EmbeddedPortMismatchError EMBEDDED_PORT_MISMATCH (runs on another port)
     ├── MigrationError                MIGRATION_FAILED
     │   ├── MigrationChecksumError    MIGRATION_CHECKSUM_MISMATCH
     │   └── MigrationUnknownError     MIGRATION_UNKNOWN (database is newer than this charter)
@@ -244,3 +246,17 @@ class ContractError(CharterError, ValueError):
     names it."""
 
     code = "CONTRACT_INVALID"
+
+
+class DatabaseBusyError(DatabaseError):
+    """The server refused a connection because every slot is taken (max_connections, or a
+    database's or role's CONNECTION LIMIT)."""
+
+    code = "DATABASE_TOO_MANY_CONNECTIONS"
+
+
+class EmbeddedPortMismatchError(EmbeddedDatabaseError):
+    """The embedded server already runs, listening elsewhere than CHARTER_EMBEDDED_PORT
+    asks."""
+
+    code = "EMBEDDED_PORT_MISMATCH"

@@ -25,7 +25,12 @@ from pathlib import Path
 
 import platformdirs
 
-from charter.errors import DataDirectoryError, EmbeddedDatabaseError, PortInUseError
+from charter.errors import (
+    DataDirectoryError,
+    EmbeddedDatabaseError,
+    EmbeddedPortMismatchError,
+    PortInUseError,
+)
 
 DATABASE_NAME = "charter"
 SUPERUSER = "postgres"
@@ -107,13 +112,18 @@ def ensure_running(
     """Start the embedded server of ``data_dir`` unless it is running; return it.
 
     ``settings`` are extra ``postgresql.conf`` parameters for a new start (tests use
-    ``fsync=off``); a server that is already running is reused as it is.
+    ``fsync=off``); a server that is already running is reused as it is, unless ``port``
+    (else ``CHARTER_EMBEDDED_PORT``) asks for a TCP port it does not listen on: that is
+    ``EmbeddedPortMismatchError``, since a running server cannot move.
     """
     data_dir = data_dir or default_data_dir()
+    asked_by = "the port argument" if port is not None else "CHARTER_EMBEDDED_PORT"
     port = port if port is not None else configured_port()
     with _start_lock(data_dir):
         server = _running_server(data_dir)
         if server is not None:
+            if port is not None and not (server.tcp and server.port == port):
+                raise EmbeddedPortMismatchError(_port_mismatch_message(server, port, asked_by))
             return server
         if not (data_dir / "PG_VERSION").exists():
             _initdb(data_dir)
@@ -265,6 +275,27 @@ def _port_message(port: int) -> str:
     )
 
 
+def _port_mismatch_message(server: EmbeddedServer, port: int, asked_by: str) -> str:
+    listens = (
+        f"on 127.0.0.1:{server.port} (and its Unix socket)"
+        if server.tcp
+        else "on its Unix socket only (no TCP port)"
+    )
+    asks = f"{asked_by}={port}" if asked_by == "CHARTER_EMBEDDED_PORT" else f"{asked_by} ({port})"
+    keep = (
+        f"set CHARTER_EMBEDDED_PORT={server.port} or unset it"
+        if server.tcp
+        else "unset CHARTER_EMBEDDED_PORT"
+    )
+    return (
+        f"charter's embedded PostgreSQL in {server.data_dir} is already running (pid "
+        f"{server.pid}) and listens {listens}, but {asks} asks for 127.0.0.1:{port}; a "
+        "running server cannot change its port. Run `charter db stop` (this disconnects "
+        f"every charter process using it), then run your command again to start it on port "
+        f"{port}; or {keep} to use the running server as it is."
+    )
+
+
 def _socket_dir(data_dir: Path) -> Path:
     # Unix socket paths are limited to about 107 bytes; fall back to a short directory.
     if len(str(data_dir / f".s.PGSQL.{_SOCKET_PORT}.lock")) < 100:
@@ -278,9 +309,12 @@ def _socket_dir(data_dir: Path) -> Path:
 
 
 def _ensure_database(server: EmbeddedServer) -> None:
-    import psycopg
+    from charter.db import connection  # it imports this module
 
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+    target = connection.DatabaseTarget(server.url("postgres"), "embedded", server)
+    # Its errors say what to do; its own timeout, so a bad CHARTER_CONNECT_TIMEOUT cannot
+    # leave a new server without its database.
+    with connection.connect(target, connect_timeout=str(_START_TIMEOUT_S)) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)
         ).fetchone()
