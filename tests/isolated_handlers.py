@@ -23,6 +23,6 @@ def hang(run: dict) -> str:  # type: ignore[type-arg]
 
 
 @flow.step(depends_on=[hang], isolation="process")
-async def after(hang: str, ctx) -> dict:  # type: ignore[no-untyped-def, type-arg]
+async def after(hang: str, ctx) -> dict:  # type: ignore[type-arg]
     ctx.add_cost(0.25)
     return {"child": hang, "me": os.getpid(), "step": ctx.step}

@@ -18,10 +18,15 @@ from .engine import install
 
 
 @contextmanager
-def running_worker(db_url: str, *flows: Flow, **settings: Any) -> Iterator[Worker]:
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for flow in flows:
-            install(conn, flow)
+def running_worker(
+    db_url: str, *flows: Flow, install_flows: bool = True, **settings: Any
+) -> Iterator[Worker]:
+    """A worker serving ``flows`` in a thread; ``install_flows=False`` when the test has put
+    the versions it wants in the database itself."""
+    if install_flows:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            for flow in flows:
+                install(conn, flow)
     options = {"poll_interval": 0.2, **settings}
     worker = Worker(list(flows), DatabaseTarget(db_url, "test"), WorkerSettings(**options))
     loop = asyncio.new_event_loop()
@@ -35,6 +40,8 @@ def running_worker(db_url: str, *flows: Flow, **settings: Any) -> Iterator[Worke
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
+    while not worker.ready.wait(0.05) and thread.is_alive():
+        pass
     try:
         yield worker
     finally:

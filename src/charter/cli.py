@@ -281,7 +281,7 @@ def _worker(args: argparse.Namespace) -> int:
     target = _target(args)
     with connection.connect(target) as conn:
         migrations.migrate(conn)
-        mode = detect_mode(target, conn)
+        mode = detect_mode(target)
         prepare_flows(conn, flows, mode=mode, deploy=args.deploy, spec=args.flows)
     if args.check_only:
         log.info("flows ready: %s", ", ".join(f.slug for f in flows))
@@ -496,10 +496,27 @@ def _db_start(args: argparse.Namespace) -> int:
     out.print(
         f"embedded PostgreSQL {server.version} running (pid {server.pid}) in {server.data_dir}"
     )
+    elsewhere = connection.explicit_target(args.database_url)
+    if elsewhere is not None:
+        err.print(
+            f"[bold yellow]note[/] the database charter targets here is "
+            f"{escape(elsewhere.display)} (from {escape(elsewhere.source)}), not this embedded "
+            f"server; {escape(connection.how_to_use_embedded(elsewhere))} to use it."
+        )
     return 0
 
 
 def _db_stop(args: argparse.Namespace) -> int:
+    elsewhere = connection.explicit_target(args.database_url)
+    if elsewhere is not None:
+        # The user points charter at another database: stopping the embedded server (which
+        # other charter processes may use) is almost certainly not what they meant.
+        raise ConfigurationError(
+            "`charter db stop` only manages charter's embedded PostgreSQL server, but this "
+            f"command targets {elsewhere.display} (from {elsewhere.source}), which charter "
+            "does not stop. Nothing was stopped. To stop the embedded server anyway, "
+            f"{connection.how_to_use_embedded(elsewhere, 'charter db stop')}."
+        )
     data_dir = embedded.default_data_dir()
     if embedded.stop(data_dir):
         out.print(f"stopped the embedded PostgreSQL in {data_dir}")

@@ -223,8 +223,10 @@ def test_ensure_verifies_a_matching_flow_and_changes_nothing(conn):
     assert _counts(conn, flow.slug) == (1, 1, 4, 4)
 
 
-def test_ensure_recompiles_a_changed_flow_in_development(conn):
-    ensure_flow_compiled(conn, analyze_site(), "development")
+def test_ensure_publishes_a_changed_flow_as_a_new_version_in_development(conn):
+    first = ensure_flow_compiled(conn, analyze_site(), "development")
+    old_run = conn.execute("SELECT charter.start_run('analyze_site', '{\"pages\": []}')")
+    old_run_id = old_run.fetchone()[0]["runId"]
     changed = flow_from_shape(
         "analyze_site", _steps(("fetch", "single", ()), ("report", "single", ("fetch",)))
     )
@@ -236,8 +238,12 @@ def test_ensure_recompiles_a_changed_flow_in_development(conn):
         "Step 'score' is in the database but not in the code",
         "Step 'summarize' is in the database but not in the code",
     ]
-    assert _counts(conn, "analyze_site") == (1, 1, 2, 1)  # old version and its data gone
+    assert result.version_id != first.version_id
+    # The new version is current; the old one and its run are intact.
+    assert _counts(conn, "analyze_site") == (1, 2, 6, 5)
     assert _shape_in_db(conn, "analyze_site") == extract_flow_shape(changed)
+    old = conn.execute("SELECT version_id FROM charter.runs WHERE id = %s", (old_run_id,))
+    assert old.fetchone()[0] == first.version_id
 
 
 def test_ensure_reports_a_mismatch_in_production_and_changes_nothing(conn):

@@ -1,5 +1,7 @@
 """cancel_run, retry_run, and the projection rebuilt from facts (WF-15)."""
 
+from typing import Any
+
 import pytest
 
 from charter.db.sqlstate import charter_errors
@@ -190,7 +192,7 @@ def test_delete_flow_and_data_removes_runs_and_all_their_rows(conn):
     assert run_row(conn, kept)["status"] == "completed"
 
 
-def _retry_shapes() -> dict[str, tuple[object, object, str]]:
+def _retry_shapes() -> dict[str, tuple[Any, Any, str]]:
     """Flows whose step `target` fails, by how many dependencies `target` has."""
     from charter import Flow
 

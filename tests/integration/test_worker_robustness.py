@@ -106,7 +106,9 @@ def test_deep_inputs_are_refused_at_the_door_and_never_kill_a_worker(db_url):
     with psycopg.connect(db_url, autocommit=True) as conn:
         # SQL callers meet the same limit.
         with pytest.raises(psycopg.Error, match="more than 100 levels"):
-            conn.execute("SELECT charter.start_run('deep', %s::jsonb)", ("[" * 101 + "1" + "]" * 101,))
+            conn.execute(
+                "SELECT charter.start_run('deep', %s::jsonb)", ("[" * 101 + "1" + "]" * 101,)
+            )
         # A run whose input was changed behind charter's back is deeper than Python decodes.
         poisoned = conn.execute("SELECT charter.start_run('deep', '1')").fetchone()[0]["runId"]
         conn.execute(
@@ -254,9 +256,7 @@ def test_hung_sync_handlers_keep_their_slots_and_nothing_is_claimed_that_cannot_
     assert "its slot is free again" in caplog.text
 
 
-def test_a_blocked_event_loop_is_logged_with_the_step_and_fails_it_as_a_timeout(
-    db_url, caplog
-):
+def test_a_blocked_event_loop_is_logged_with_the_step_and_fails_it_as_a_timeout(db_url, caplog):
     flow = Flow("blocking", max_attempts=1)
 
     @flow.step(timeout=1)
@@ -273,7 +273,9 @@ def test_a_blocked_event_loop_is_logged_with_the_step_and_fails_it_as_a_timeout(
         assert worker.watchdog.blocks_seen >= 1
     assert run.status == "failed" and run.error["type"] == "Timeout"
     assert "blocked the worker's event loop" in run.error["message"]
-    assert "step sleepy of run" in caplog.text and "has blocked the worker's event loop" in caplog.text
+    assert (
+        "step sleepy of run" in caplog.text and "has blocked the worker's event loop" in caplog.text
+    )
     assert "test_worker_robustness.py" in caplog.text  # the line that blocks
 
 
@@ -310,10 +312,8 @@ def test_process_isolation_needs_a_module_level_function():
             pass
 
     with pytest.raises(FlowDefinitionError, match="isolation='thread' is not known"):
-        flow.step(slug="a", isolation="thread")(lambda run: None)  # type: ignore[arg-type]
+        flow.step(slug="a", isolation="thread")(lambda run: None)
     with pytest.raises(FlowDefinitionError, match="not both"):
         flow.step(slug="b", retry_on=ValueError, no_retry_on=KeyError)(lambda run: None)
     with pytest.raises(FlowDefinitionError, match="takes exception classes"):
-        flow.step(slug="c", retry_on=["ValueError"])(lambda run: None)  # type: ignore[list-item]
-
-
+        flow.step(slug="c", retry_on=["ValueError"])(lambda run: None)

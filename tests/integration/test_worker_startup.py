@@ -106,7 +106,7 @@ def test_production_worker_refuses_a_changed_flow_listing_every_difference(tmp_p
     assert _versions(db_url) == [(1, 3)]  # nothing overwritten
 
 
-def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
+def test_development_worker_publishes_a_changed_flow_and_keeps_the_old_runs(tmp_path, db_url):
     project = _project(tmp_path, V1)
     assert (
         _charter(project, db_url, "worker", "shop.flows", "--check-only", **DEVELOPMENT).returncode
@@ -117,7 +117,7 @@ def test_development_worker_recompiles_a_changed_flow(tmp_path, db_url):
     assert result.returncode == 0, result.stderr
     assert "flow 'orders' recompiled (development mode)" in result.stderr
     assert "Step 'invoice' is in the code but not in the database" in result.stderr
-    assert _versions(db_url) == [(1, 4)]  # deleted and created again
+    assert _versions(db_url) == [(1, 3), (2, 4)]  # a new version; nothing deleted
 
 
 def test_deploy_and_worker_deploy_publish_new_versions(tmp_path, db_url):

@@ -1,18 +1,18 @@
-"""Development or production: decides whether a changed flow may be deleted and recreated.
+"""Development or production: what a worker does with a flow whose shape changed.
 
-Production unless development is certain (seed 000's safety rule): the database is
-charter's own embedded server, or the environment holds the well-known keys of a local
-Supabase stack. ``CHARTER_MODE=production`` forces production; nothing forces development.
+In development it publishes the code's shape as a new version (earlier versions and their
+runs stay intact); in production it refuses, listing every difference, unless told to
+deploy. Production unless development is certain (seed 000's safety rule): charter itself
+resolved its embedded server, ``CHARTER_MODE=development`` is set, or the environment
+holds the well-known keys of a local Supabase stack. ``CHARTER_MODE=production`` forces
+production. A remote server is never taken for development by its data directory.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Literal
 
-import psycopg
-
-from charter.db import embedded
 from charter.db.connection import DatabaseTarget
 from charter.errors import ConfigurationError
 
@@ -38,36 +38,17 @@ def is_local_supabase(env: dict[str, str] | None = None) -> bool:
     )
 
 
-def detect_mode(
-    target: DatabaseTarget,
-    conn: psycopg.Connection[Any] | None = None,
-    env: dict[str, str] | None = None,
-) -> Mode:
+def detect_mode(target: DatabaseTarget, env: dict[str, str] | None = None) -> Mode:
     env = dict(os.environ) if env is None else env
     forced = env.get("CHARTER_MODE", "").strip()
-    if forced and forced != "production":
+    if forced and forced not in ("production", "development"):
         raise ConfigurationError(
-            f"CHARTER_MODE={forced!r} is not accepted: it can only force 'production'. "
-            "Development mode deletes a changed flow's data, so charter chooses it only when "
-            "it is certain the database is local (charter's embedded server or a local "
-            "Supabase stack). Unset CHARTER_MODE or set it to production."
+            f"CHARTER_MODE={forced!r} is not a mode; use 'production' (a changed flow stops "
+            "the worker until it is deployed) or 'development' (a changed flow is published "
+            "as a new version), or unset it to let charter decide."
         )
-    if forced == "production":
-        return "production"
+    if forced:
+        return "production" if forced == "production" else "development"
     if target.embedded is not None or is_local_supabase(env):
         return "development"
-    if conn is not None and _is_embedded_server(conn):
-        return "development"
     return "production"
-
-
-def _is_embedded_server(conn: psycopg.Connection[Any]) -> bool:
-    """True when the URL points at charter's own embedded server (e.g. via `db url`)."""
-    try:
-        with conn.transaction():  # a savepoint when the caller has a transaction open
-            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
-    except psycopg.Error:
-        return False  # not allowed to read it: cannot be certain
-    if row is None or not row[0]:
-        return False
-    return bool(os.path.realpath(row[0]) == os.path.realpath(embedded.default_data_dir()))

@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -88,6 +89,7 @@ class Worker:
         self._stopping = asyncio.Event()
         self._pool: AsyncConnectionPool | None = None
         self._completer: Completer | None = None
+        self.ready = threading.Event()  # set once registered, for whoever waits on another thread
         self.executor.on_slot_freed = self._slot_freed.set
 
     @property
@@ -131,6 +133,7 @@ class Worker:
             on_recorded=self._wake.set,  # successors are probably queued now
         )
         await self._register()
+        self.ready.set()
         log.info(
             "worker %s started: flows %s (versions %s), concurrency %d",
             self.id,

@@ -1,7 +1,7 @@
 -- Deletes a flow and everything of it: its runs with their tasks, readiness, inbox,
 -- receipts and evidence, then its versions with their steps and dependencies. Nothing of
 -- any other flow is touched. Returns false when the flow did not exist.
--- Destructive by design: ensure_flow_compiled calls it only in development mode.
+-- Destructive by design, and only ever on request: `charter flows delete SLUG`.
 CREATE OR REPLACE FUNCTION charter.delete_flow_and_data(p_flow_slug text)
 RETURNS boolean
 LANGUAGE plpgsql

@@ -1,7 +1,9 @@
 -- Makes sure the database has exactly this flow (seed 000):
 --   missing            -> create it                          status 'compiled'
 --   same shape         -> nothing to do                      status 'verified'
---   other shape, development -> delete it and its data, create it again  'recompiled'
+--   other shape, development -> publish the code's shape as a new version and make it
+--                               current; earlier versions and their runs stay intact
+--                                                            status 'recompiled'
 --   other shape, production  -> change nothing               status 'mismatch'
 -- Returns {"status", "differences": [...], "versionId"}. Concurrent callers for one flow
 -- are serialised by an advisory lock: one 'compiled', the others 'verified'.
@@ -43,7 +45,6 @@ BEGIN
                                   'versionId', v_version_id);
     END IF;
     IF p_mode = 'development' THEN
-        PERFORM charter.delete_flow_and_data(p_flow_slug);
         v_version_id := charter._create_flow_from_shape(p_flow_slug, p_shape, p_compiled);
         RETURN jsonb_build_object('status', 'recompiled', 'differences', to_jsonb(v_differences),
                                   'versionId', v_version_id);
