@@ -1,22 +1,36 @@
-"""Every error charter raises, with a stable machine-readable ``code``.
+"""Every error charter raises, each with a stable machine-readable ``code``.
 
 The tree::
 
     CharterError                      base; .code, .message (what was wrong and how to fix it)
     ├── ConfigurationError            CONFIG_INVALID: a setting or environment variable is wrong
+    ├── ArgumentError                 ARGUMENT_INVALID: a call got an argument it cannot use
+    ├── PermissionDeniedError         PERMISSION_DENIED: the database role may not do this
     ├── DatabaseError                 anything about reaching or using PostgreSQL
     │   ├── DatabaseUnreachableError  DATABASE_UNREACHABLE
+    │   ├── DatabaseBusyError         DATABASE_TOO_MANY_CONNECTIONS (every slot is taken)
+    │   ├── DatabaseConnectionLostError DATABASE_CONNECTION_LOST (mid-call; outcome unknown)
     │   ├── DatabaseVersionError      DATABASE_VERSION_UNSUPPORTED (older than PostgreSQL 15)
-    │   ├── DatabaseBusyError         DATABASE_TOO_MANY_CONNECTIONS (no free connection slot)
+    │   ├── SchemaNotCurrentError     SCHEMA_NOT_CURRENT (a role without DDL met an old schema)
     │   └── EmbeddedDatabaseError     EMBEDDED_DATABASE_FAILED (and the codes below)
     │       ├── DataDirectoryError    EMBEDDED_DATA_DIR_UNUSABLE
     │       ├── PortInUseError        EMBEDDED_PORT_IN_USE
-    │       └── EmbeddedPortMismatchError EMBEDDED_PORT_MISMATCH (runs on another port)
+    │       └── EmbeddedPortMismatchError EMBEDDED_PORT_MISMATCH
     ├── MigrationError                MIGRATION_FAILED
     │   ├── MigrationChecksumError    MIGRATION_CHECKSUM_MISMATCH
     │   └── MigrationUnknownError     MIGRATION_UNKNOWN (database is newer than this charter)
     ├── CanonicalJsonError            JSON_NOT_STABLE
-    ├── FlowDefinitionError           FLOW_* (a flow breaks a rule; the code names the rule)
+    ├── FlowDefinitionError           FLOW_DEFINITION_INVALID; one subclass per rule:
+    │   ├── FlowSlugInvalidError, FlowStepInvalidError, FlowStepDuplicateError,
+    │   │   FlowDependencyUnknownError, FlowDependencyDuplicateError, FlowHandlerInvalidError,
+    │   │   FlowHandlerParameterUnknownError, FlowMapSourceInvalidError, FlowOptionInvalidError,
+    │   │   FlowEmptyError            FLOW_<RULE>
+    │   └── WorkflowStructureError    WORKFLOW_INVALID (also a ContractError): WorkflowCycleError,
+    │       WorkflowUnreachableError, WorkflowSplitInvalidError, WorkflowJoinInvalidError,
+    │       WorkflowSystemIntegrityError                              WORKFLOW_<RULE>
+    ├── CompiledWorkflowError         WORKFLOW_ARTIFACT_INVALID (WF-07):
+    │   ├── WorkflowCompilerStaleError    WORKFLOW_COMPILER_STALE
+    │   └── WorkflowHashMismatchError     WORKFLOW_HASH_MISMATCH
     ├── FlowLoadError                 FLOW_LOAD_FAILED (a module:attribute gave no flows)
     ├── FlowShapeInvalidError         FLOW_SHAPE_INVALID (a shape sent to SQL is malformed)
     ├── FlowShapeMismatchError        FLOW_SHAPE_MISMATCH (production flow differs from code)
@@ -30,10 +44,17 @@ The tree::
     ├── RunInputError                 RUN_INPUT_INVALID (not JSON, or not what the flow needs)
     ├── ReadinessOverflowError        READINESS_OVERFLOW (a bug guard: never expected)
     ├── RunWaitTimeoutError           RUN_WAIT_TIMEOUT (wait() gave up; the run goes on)
-    ├── ExpressionError               EXPR_* (the rule broken; .line and .column locate it)
-    ├── ContractError                 CONTRACT_INVALID, and the envelope and slot rules:
-    │                                 ENVELOPE_*, SLOT_*, NODE_*, EDGE_*, WORKFLOW_* (the code
-    │                                 names the rule, e.g. SLOT_EDGE_OUT_OF_SCOPE for WF-06)
+    ├── ExpressionError               EXPR_INVALID; .line and .column locate the problem:
+    │   └── ExprSyntaxError, ExprUnknownVariableError, ExprTypeMismatchError,
+    │       ExprTooLongError, ExprTooDeepError, ExprTooManyDereferencesError,
+    │       ExprForbiddenError                                        EXPR_<RULE>
+    ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
+    │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
+    │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
+    │       SlotUnknownError, SlotPatchEmptyError, SlotNodeIdInvalidError,
+    │       SlotNodeDuplicateError, SlotNodeTypeReservedError, SlotEdgeIdInvalidError,
+    │       SlotEdgeOutOfScopeError, SlotEdgeConditionInvalidError, SlotEntryInvalidError,
+    │       SlotExitInvalidError, SlotEditWindowLooserError    ORG_/ENVELOPE_/NODE_/SLOT_<RULE>
     └── RegistryError                 the definition registry (seed 001)
         ├── WorkflowExistsError           WORKFLOW_EXISTS
         ├── WorkflowNotFoundError         WORKFLOW_NOT_FOUND
@@ -47,88 +68,332 @@ The tree::
         ├── WorkflowMismatchError         WORKFLOW_MISMATCH (version of another workflow)
         └── RegistryInputError            REGISTRY_INPUT_INVALID
 
-Errors raised inside SQL use SQLSTATE class ``CH`` (see ``charter.db.sqlstate``) and map
-back to one subclass each, so callers match on ``code``, never on message text.
+Each class declares its code, and, when SQL raises it, its SQLSTATE (class ``CH``), on
+the class itself: ``class RunNotFoundError(CharterError, code="RUN_NOT_FOUND",
+sqlstate="CH005")``. One code, one class: the SQL-to-Python mapping
+(:func:`for_sqlstate`) and the table in ``docs/errors.md`` (:func:`error_table`) are read
+from these declarations. A family raised with a rule's code, ``ContractError(msg,
+code="SLOT_UNKNOWN")``, is an instance of that rule's class.
 """
 
 from __future__ import annotations
+
+from typing import Any, ClassVar
+
+_BY_CODE: dict[str, type[CharterError]] = {}
+_BY_SQLSTATE: dict[str, type[CharterError]] = {}
 
 
 class CharterError(Exception):
     """Base of all charter errors. ``code`` is stable; ``message`` is for people."""
 
-    code: str = "CHARTER_ERROR"
+    code: ClassVar[str] = "CHARTER_ERROR"
+    sqlstate: ClassVar[str | None] = None
+
+    def __init_subclass__(
+        cls, *, code: str | None = None, sqlstate: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is None:
+            raise TypeError(f"{cls.__name__} must declare its code=")
+        if code in _BY_CODE:
+            raise TypeError(f"{cls.__name__}: code {code} already belongs to {_BY_CODE[code]}")
+        cls.code = code
+        _BY_CODE[code] = cls
+        cls.sqlstate = sqlstate
+        if sqlstate is not None:
+            if sqlstate in _BY_SQLSTATE:
+                raise TypeError(f"{cls.__name__}: SQLSTATE {sqlstate} is taken")
+            _BY_SQLSTATE[sqlstate] = cls
+
+    def __new__(cls, *args: Any, code: str | None = None, **kwargs: Any) -> CharterError:
+        target: type[CharterError] = cls
+        if code is not None and code != cls.code:
+            found = _BY_CODE.get(code)
+            if found is None or not issubclass(found, cls):
+                raise TypeError(f"{code} is not the code of {cls.__name__} or of a subclass")
+            target = found
+        return super().__new__(target, *args)
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        if code is not None:
-            self.code = code
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
 
 
-class ConfigurationError(CharterError):
-    code = "CONFIG_INVALID"
+def for_code(code: str) -> type[CharterError] | None:
+    return _BY_CODE.get(code)
 
 
-class DatabaseError(CharterError):
-    code = "DATABASE_ERROR"
+def for_sqlstate(sqlstate: str) -> type[CharterError] | None:
+    """The class SQL raises with this SQLSTATE, or None."""
+    return _BY_SQLSTATE.get(sqlstate)
 
 
-class DatabaseUnreachableError(DatabaseError):
-    code = "DATABASE_UNREACHABLE"
+def all_errors() -> list[type[CharterError]]:
+    return sorted(_BY_CODE.values(), key=lambda cls: cls.code)
 
 
-class DatabaseVersionError(DatabaseError):
-    code = "DATABASE_VERSION_UNSUPPORTED"
+def errors_document() -> str:
+    """docs/errors.md, made from the classes below (``charter errors > docs/errors.md``); a
+    test checks the file is current."""
+    return (
+        "# Errors\n\n"
+        "Every error charter raises has a stable code. Python raises the class; the CLI prints\n"
+        "`error [CODE] message`; SQL raises the SQLSTATE, which the client turns back into the\n"
+        "class. This page is generated from `charter/errors.py` (`charter errors`).\n\n"
+        + error_table()
+    )
 
 
-class EmbeddedDatabaseError(DatabaseError):
-    code = "EMBEDDED_DATABASE_FAILED"
+def error_table() -> str:
+    """The Markdown table of every code, one row per class."""
+    lines = ["| code | class | SQLSTATE | meaning |", "| --- | --- | --- | --- |"]
+    for cls in all_errors():
+        meaning = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+        lines.append(f"| `{cls.code}` | `{cls.__name__}` | {cls.sqlstate or ''} | {meaning} |")
+    return "\n".join(lines) + "\n"
 
 
-class DataDirectoryError(EmbeddedDatabaseError):
-    code = "EMBEDDED_DATA_DIR_UNUSABLE"
+class ConfigurationError(CharterError, code="CONFIG_INVALID", sqlstate="CH004"):
+    """A setting, environment variable or option is wrong."""
 
 
-class PortInUseError(EmbeddedDatabaseError):
-    code = "EMBEDDED_PORT_IN_USE"
+class ArgumentError(CharterError, ValueError, code="ARGUMENT_INVALID"):
+    """A call got an argument it cannot use (an unknown status, a run id with U+0000…)."""
 
 
-class MigrationError(CharterError):
-    code = "MIGRATION_FAILED"
+class PermissionDeniedError(CharterError, code="PERMISSION_DENIED"):
+    """The database role may not do this (least-privilege roles); the message names the
+    role and the command to run as the owner."""
 
 
-class MigrationChecksumError(MigrationError):
-    code = "MIGRATION_CHECKSUM_MISMATCH"
+class DatabaseError(CharterError, code="DATABASE_ERROR"):
+    """Reaching or using PostgreSQL failed."""
 
 
-class MigrationUnknownError(MigrationError):
-    code = "MIGRATION_UNKNOWN"
+class DatabaseUnreachableError(DatabaseError, code="DATABASE_UNREACHABLE"):
+    """charter could not connect to PostgreSQL."""
 
 
-class CanonicalJsonError(CharterError, ValueError):
-    code = "JSON_NOT_STABLE"
+class DatabaseBusyError(DatabaseError, code="DATABASE_TOO_MANY_CONNECTIONS"):
+    """The server refused a connection because every slot is taken (max_connections, or a
+    database's or role's CONNECTION LIMIT)."""
 
 
-class FlowDefinitionError(CharterError, ValueError):
-    """A flow breaks a rule. ``code`` names the rule, e.g. ``FLOW_DEPENDENCY_UNKNOWN``."""
-
-    code = "FLOW_DEFINITION_INVALID"
-
-
-class FlowLoadError(CharterError):
-    code = "FLOW_LOAD_FAILED"
+class DatabaseConnectionLostError(DatabaseError, code="DATABASE_CONNECTION_LOST"):
+    """The connection broke during a call that is not safe to repeat: it may or may not
+    have taken effect; the message says how to check."""
 
 
-class FlowShapeInvalidError(CharterError):
-    code = "FLOW_SHAPE_INVALID"
+class DatabaseVersionError(DatabaseError, code="DATABASE_VERSION_UNSUPPORTED"):
+    """The server is older than PostgreSQL 15."""
 
 
-class FlowShapeMismatchError(CharterError):
-    code = "FLOW_SHAPE_MISMATCH"
+class SchemaNotCurrentError(DatabaseError, code="SCHEMA_NOT_CURRENT"):
+    """Schema charter is missing or older than this charter, and the role in use may not
+    migrate it; the owner must run `charter migrate`."""
+
+
+class EmbeddedDatabaseError(DatabaseError, code="EMBEDDED_DATABASE_FAILED"):
+    """charter's embedded PostgreSQL could not be set up or started."""
+
+
+class DataDirectoryError(EmbeddedDatabaseError, code="EMBEDDED_DATA_DIR_UNUSABLE"):
+    """The embedded server's data directory cannot be used (left untouched)."""
+
+
+class PortInUseError(EmbeddedDatabaseError, code="EMBEDDED_PORT_IN_USE"):
+    """CHARTER_EMBEDDED_PORT is taken by another program."""
+
+
+class EmbeddedPortMismatchError(EmbeddedDatabaseError, code="EMBEDDED_PORT_MISMATCH"):
+    """The embedded server already runs, listening elsewhere than CHARTER_EMBEDDED_PORT
+    asks."""
+
+
+class MigrationError(CharterError, code="MIGRATION_FAILED"):
+    """A migration file failed; nothing was changed."""
+
+
+class MigrationChecksumError(MigrationError, code="MIGRATION_CHECKSUM_MISMATCH"):
+    """An applied migration's file was edited afterwards."""
+
+
+class MigrationUnknownError(MigrationError, code="MIGRATION_UNKNOWN"):
+    """The database was migrated by a newer charter."""
+
+
+class CanonicalJsonError(CharterError, ValueError, code="JSON_NOT_STABLE"):
+    """A value has no canonical JSON form (NaN, sets, datetimes…)."""
+
+
+class FlowDefinitionError(CharterError, ValueError, code="FLOW_DEFINITION_INVALID"):
+    """A flow breaks a rule; the subclass's code names the rule."""
+
+
+class FlowSlugInvalidError(FlowDefinitionError, code="FLOW_SLUG_INVALID"):
+    """A flow or step slug is not a valid name, too long, or reserved."""
+
+
+class FlowStepInvalidError(FlowDefinitionError, code="FLOW_STEP_INVALID"):
+    """A step handler is not a function."""
+
+
+class FlowStepDuplicateError(FlowDefinitionError, code="FLOW_STEP_DUPLICATE"):
+    """A step slug is used twice, or a function is decorated twice."""
+
+
+class FlowDependencyUnknownError(FlowDefinitionError, code="FLOW_DEPENDENCY_UNKNOWN"):
+    """A dependency is not a step of this flow (defined above it)."""
+
+
+class FlowDependencyDuplicateError(FlowDefinitionError, code="FLOW_DEPENDENCY_DUPLICATE"):
+    """A dependency is listed twice."""
+
+
+class FlowHandlerInvalidError(FlowDefinitionError, code="FLOW_HANDLER_INVALID"):
+    """A handler's signature cannot receive its inputs."""
+
+
+class FlowHandlerParameterUnknownError(FlowDefinitionError, code="FLOW_HANDLER_PARAMETER_UNKNOWN"):
+    """A handler parameter names no dependency (nor run, ctx)."""
+
+
+class FlowMapSourceInvalidError(FlowDefinitionError, code="FLOW_MAP_SOURCE_INVALID"):
+    """A map step's source is not one array source."""
+
+
+class FlowOptionInvalidError(FlowDefinitionError, code="FLOW_OPTION_INVALID"):
+    """An option is out of range or unknown."""
+
+
+class FlowEmptyError(FlowDefinitionError, code="FLOW_EMPTY"):
+    """A flow has no steps."""
+
+
+class ContractError(CharterError, ValueError, code="CONTRACT_INVALID"):
+    """An entity contract, envelope, org definition or slot patch breaks a rule; the
+    subclass's code names it."""
+
+
+class WorkflowStructureError(FlowDefinitionError, ContractError, code="WORKFLOW_INVALID"):
+    """A workflow graph breaks a structural rule (flows and document workflows alike)."""
+
+
+class WorkflowCycleError(WorkflowStructureError, code="WORKFLOW_CYCLE"):
+    """The graph has a cycle outside the envelope's lifecycle loops."""
+
+
+class WorkflowUnreachableError(WorkflowStructureError, code="WORKFLOW_UNREACHABLE"):
+    """A node cannot be reached from the start or cannot reach the end."""
+
+
+class WorkflowSplitInvalidError(WorkflowStructureError, code="WORKFLOW_SPLIT_INVALID"):
+    """A parallel split has fewer than two paths."""
+
+
+class WorkflowJoinInvalidError(WorkflowStructureError, code="WORKFLOW_JOIN_INVALID"):
+    """A parallel join does not match its split."""
+
+
+class WorkflowSystemIntegrityError(WorkflowStructureError, code="WORKFLOW_SYSTEM_INTEGRITY"):
+    """WF-08: a system node or edge of the envelope was changed or removed."""
+
+
+class OrgDefinitionInvalidError(ContractError, code="ORG_DEFINITION_INVALID"):
+    """An org workflow definition is malformed."""
+
+
+class EnvelopeSlotInvalidError(ContractError, code="ENVELOPE_SLOT_INVALID"):
+    """A slot does not sit on one direct envelope edge."""
+
+
+class EnvelopeNoEndError(ContractError, code="ENVELOPE_NO_END"):
+    """A lifecycle has no state that ends it."""
+
+
+class EnvelopeMismatchError(ContractError, code="ENVELOPE_MISMATCH"):
+    """An org definition names another envelope."""
+
+
+class EnvelopeVersionMismatchError(ContractError, code="ENVELOPE_VERSION_MISMATCH"):
+    """An org definition names another envelope version."""
+
+
+class NodeConfigInvalidError(ContractError, code="NODE_CONFIG_INVALID"):
+    """A node's configuration is invalid for its type."""
+
+
+class SlotUnknownError(ContractError, code="SLOT_UNKNOWN"):
+    """A patch names a slot the contract does not declare."""
+
+
+class SlotPatchEmptyError(ContractError, code="SLOT_PATCH_EMPTY"):
+    """A slot patch has no nodes."""
+
+
+class SlotNodeIdInvalidError(ContractError, code="SLOT_NODE_ID_INVALID"):
+    """A slot node id is outside its slot's namespace (WF-06)."""
+
+
+class SlotNodeDuplicateError(ContractError, code="SLOT_NODE_DUPLICATE"):
+    """A slot node id is used twice."""
+
+
+class SlotNodeTypeReservedError(ContractError, code="SLOT_NODE_TYPE_RESERVED"):
+    """A slot node uses a system-only node type (WF-06)."""
+
+
+class SlotEdgeIdInvalidError(ContractError, code="SLOT_EDGE_ID_INVALID"):
+    """A slot edge id is invalid or duplicated."""
+
+
+class SlotEdgeOutOfScopeError(ContractError, code="SLOT_EDGE_OUT_OF_SCOPE"):
+    """A slot edge leaves its slot (WF-06)."""
+
+
+class SlotEdgeConditionInvalidError(ContractError, code="SLOT_EDGE_CONDITION_INVALID"):
+    """A slot edge's condition is invalid."""
+
+
+class SlotEntryInvalidError(ContractError, code="SLOT_ENTRY_INVALID"):
+    """A slot's entry does not match its kind (serial, branch)."""
+
+
+class SlotExitInvalidError(ContractError, code="SLOT_EXIT_INVALID"):
+    """A slot's exit does not match its kind (single, join)."""
+
+
+class SlotEditWindowLooserError(ContractError, code="SLOT_EDIT_WINDOW_LOOSER"):
+    """A slot override loosens an edit window (only stricter is allowed)."""
+
+
+class CompiledWorkflowError(CharterError, code="WORKFLOW_ARTIFACT_INVALID"):
+    """A compiled workflow cannot be trusted (WF-07)."""
+
+
+class WorkflowCompilerStaleError(CompiledWorkflowError, code="WORKFLOW_COMPILER_STALE"):
+    """The artifact was made by another compiler version; the owner runs `charter
+    recompile`."""
+
+
+class WorkflowHashMismatchError(CompiledWorkflowError, code="WORKFLOW_HASH_MISMATCH"):
+    """The artifact was changed after it was compiled."""
+
+
+class FlowLoadError(CharterError, code="FLOW_LOAD_FAILED"):
+    """MODULE[:ATTRIBUTE] gave no flows."""
+
+
+class FlowShapeInvalidError(CharterError, code="FLOW_SHAPE_INVALID", sqlstate="CH001"):
+    """A flow shape sent to SQL is malformed."""
+
+
+class FlowShapeMismatchError(CharterError, code="FLOW_SHAPE_MISMATCH"):
+    """In production, the database holds a flow with another shape than the code."""
 
     def __init__(
         self,
@@ -143,120 +408,127 @@ class FlowShapeMismatchError(CharterError):
         self.differences = differences or []
 
 
-class FlowNotFoundError(CharterError):
-    code = "FLOW_NOT_FOUND"
+class FlowNotFoundError(CharterError, code="FLOW_NOT_FOUND", sqlstate="CH003"):
+    """The flow is not in the database."""
 
 
-class WorkflowVersionImmutableError(CharterError):
-    code = "WORKFLOW_VERSION_IMMUTABLE"
+class WorkflowVersionImmutableError(
+    CharterError, code="WORKFLOW_VERSION_IMMUTABLE", sqlstate="CH002"
+):
+    """WF-04: published versions and evidence cannot change."""
 
 
-class StepInputError(CharterError):
-    code = "STEP_INPUT_INVALID"
+class StepInputError(CharterError, code="STEP_INPUT_INVALID"):
+    """An input fails the handler's type hints."""
 
 
-class StepOutputError(CharterError):
-    code = "STEP_OUTPUT_INVALID"
+class StepOutputError(CharterError, code="STEP_OUTPUT_INVALID"):
+    """A handler's result fails its return hint or cannot be stored."""
 
 
-class RunNotFoundError(CharterError):
-    code = "RUN_NOT_FOUND"
+class RunNotFoundError(CharterError, code="RUN_NOT_FOUND", sqlstate="CH005"):
+    """No run has this id."""
 
 
-class RunIdConflictError(CharterError):
-    code = "RUN_ID_CONFLICT"
+class RunIdConflictError(CharterError, code="RUN_ID_CONFLICT", sqlstate="CH006"):
+    """The run id names a run of another flow or input."""
 
 
-class RunStateError(CharterError):
-    code = "RUN_STATE_INVALID"
+class RunStateError(CharterError, code="RUN_STATE_INVALID", sqlstate="CH007"):
+    """The run's status does not allow this (cancelling a completed run…)."""
 
 
-class RunInputError(CharterError):
-    code = "RUN_INPUT_INVALID"
+class RunInputError(CharterError, code="RUN_INPUT_INVALID", sqlstate="CH008"):
+    """A run input (or run id) is not what charter or the flow accepts."""
 
 
-class ReadinessOverflowError(CharterError):
-    code = "READINESS_OVERFLOW"
+class ReadinessOverflowError(CharterError, code="READINESS_OVERFLOW", sqlstate="CH009"):
+    """A bug guard: a step received more arrivals than it has dependencies."""
 
 
-class RunWaitTimeoutError(CharterError, TimeoutError):
-    code = "RUN_WAIT_TIMEOUT"
+class RunWaitTimeoutError(CharterError, TimeoutError, code="RUN_WAIT_TIMEOUT"):
+    """wait() gave up; the run goes on."""
 
 
-class RegistryError(CharterError):
-    code = "REGISTRY_ERROR"
+class RegistryError(CharterError, code="REGISTRY_ERROR"):
+    """The definition registry (seed 001) refused a call."""
 
 
-class WorkflowExistsError(RegistryError):
-    code = "WORKFLOW_EXISTS"
+class WorkflowExistsError(RegistryError, code="WORKFLOW_EXISTS", sqlstate="CH010"):
+    """The workflow exists (on_existing='error')."""
 
 
-class WorkflowNotFoundError(RegistryError):
-    code = "WORKFLOW_NOT_FOUND"
+class WorkflowNotFoundError(RegistryError, code="WORKFLOW_NOT_FOUND", sqlstate="CH011"):
+    """The workflow does not exist."""
 
 
-class VersionExistsError(RegistryError):
-    code = "VERSION_EXISTS"
+class VersionExistsError(RegistryError, code="VERSION_EXISTS", sqlstate="CH012"):
+    """The version exists (on_existing='error')."""
 
 
-class VersionIdTakenError(RegistryError):
-    code = "VERSION_ID_TAKEN"
+class VersionIdTakenError(RegistryError, code="VERSION_ID_TAKEN", sqlstate="CH013"):
+    """The version id belongs to another workflow."""
 
 
-class VersionNotFoundError(RegistryError):
-    code = "VERSION_NOT_FOUND"
+class VersionNotFoundError(RegistryError, code="VERSION_NOT_FOUND", sqlstate="CH014"):
+    """The version does not exist (or is not runnable for this flow)."""
 
 
-class ParentVersionNotFoundError(RegistryError):
-    code = "PARENT_VERSION_NOT_FOUND"
+class ParentVersionNotFoundError(RegistryError, code="PARENT_VERSION_NOT_FOUND", sqlstate="CH015"):
+    """A parent version does not exist."""
 
 
-class InvocationIdRequiredError(RegistryError):
-    code = "INVOCATION_ID_REQUIRED"
+class InvocationIdRequiredError(RegistryError, code="INVOCATION_ID_REQUIRED", sqlstate="CH016"):
+    """An invocation needs an id from its runner."""
 
 
-class InvocationExistsError(RegistryError):
-    code = "INVOCATION_EXISTS"
+class InvocationExistsError(RegistryError, code="INVOCATION_EXISTS", sqlstate="CH017"):
+    """The invocation exists (on_existing='error')."""
 
 
-class InvocationIdTakenError(RegistryError):
-    code = "INVOCATION_ID_TAKEN"
+class InvocationIdTakenError(RegistryError, code="INVOCATION_ID_TAKEN", sqlstate="CH018"):
+    """The invocation id belongs to another version."""
 
 
-class WorkflowMismatchError(RegistryError):
-    code = "WORKFLOW_MISMATCH"
+class WorkflowMismatchError(RegistryError, code="WORKFLOW_MISMATCH", sqlstate="CH019"):
+    """The version belongs to another workflow."""
 
 
-class RegistryInputError(RegistryError):
-    code = "REGISTRY_INPUT_INVALID"
+class RegistryInputError(RegistryError, code="REGISTRY_INPUT_INVALID", sqlstate="CH020"):
+    """A registry argument is invalid."""
 
 
-class ExpressionError(CharterError, ValueError):
-    """An expression broke a rule; ``code`` names it (EXPR_SYNTAX, EXPR_UNKNOWN_VARIABLE,
-    EXPR_TYPE_MISMATCH, EXPR_TOO_LONG, EXPR_TOO_DEEP, EXPR_TOO_MANY_DEREFERENCES,
-    EXPR_FORBIDDEN) and ``line``/``column`` say where."""
+class ExpressionError(CharterError, ValueError, code="EXPR_INVALID", sqlstate="CH021"):
+    """An expression broke a rule; the subclass's code names it and ``line``/``column``
+    say where."""
 
-    code = "EXPR_INVALID"
     line: int = 1
     column: int = 1
 
 
-class ContractError(CharterError, ValueError):
-    """An entity contract, envelope, org definition or slot patch breaks a rule; ``code``
-    names it."""
-
-    code = "CONTRACT_INVALID"
+class ExprSyntaxError(ExpressionError, code="EXPR_SYNTAX"):
+    """The expression does not parse."""
 
 
-class DatabaseBusyError(DatabaseError):
-    """The server refused a connection because every slot is taken (max_connections, or a
-    database's or role's CONNECTION LIMIT)."""
-
-    code = "DATABASE_TOO_MANY_CONNECTIONS"
+class ExprUnknownVariableError(ExpressionError, code="EXPR_UNKNOWN_VARIABLE"):
+    """A path names no variable or declared field."""
 
 
-class EmbeddedPortMismatchError(EmbeddedDatabaseError):
-    """The embedded server already runs, listening elsewhere than CHARTER_EMBEDDED_PORT
-    asks."""
+class ExprTypeMismatchError(ExpressionError, code="EXPR_TYPE_MISMATCH"):
+    """An operator gets operands of the wrong type."""
 
-    code = "EMBEDDED_PORT_MISMATCH"
+
+class ExprTooLongError(ExpressionError, code="EXPR_TOO_LONG"):
+    """The expression is longer than 500 characters."""
+
+
+class ExprTooDeepError(ExpressionError, code="EXPR_TOO_DEEP"):
+    """The expression nests deeper than 10."""
+
+
+class ExprTooManyDereferencesError(ExpressionError, code="EXPR_TOO_MANY_DEREFERENCES"):
+    """The expression has more than 20 dereferences."""
+
+
+class ExprForbiddenError(ExpressionError, code="EXPR_FORBIDDEN"):
+    """The expression uses a construct the language forbids (calls, +, loops…)."""

@@ -92,5 +92,5 @@ def test_a_worker_picks_up_a_later_version_with_its_shape(db_url):
             v3 = deploy_flow(conn, _v1()).version_id
         run_id = client.start("rolling", 1)  # pinned to v3
         run = client.wait(run_id, timeout=30)
-        assert worker.versions == sorted([v1, v3])
+        assert worker.versions == sorted([str(v1), str(v3)])
     assert run.status == "completed" and run.version_id == v3

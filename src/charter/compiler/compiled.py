@@ -13,13 +13,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from charter.canonical import canonical_hash
-from charter.errors import CharterError, FlowDefinitionError
+from charter.errors import (
+    CompiledWorkflowError,
+    FlowDefinitionError,
+    WorkflowCompilerStaleError,
+    WorkflowHashMismatchError,
+)
 
 COMPILER_VERSION = "1.0.0"
 
-
-class CompiledWorkflowError(CharterError):
-    code = "WORKFLOW_COMPILED_INVALID"
+__all__ = ["COMPILER_VERSION", "CompiledWorkflowError", "build_compiled", "verify_compiled"]
 
 
 def build_compiled(
@@ -89,19 +92,17 @@ def verify_compiled(artifact: Mapping[str, Any]) -> None:
     """Refuse an artifact from another compiler version or whose hash does not match (WF-07)."""
     version = artifact.get("compilerVersion")
     if version != COMPILER_VERSION:
-        raise CompiledWorkflowError(
+        raise WorkflowCompilerStaleError(
             f"The compiled workflow '{artifact.get('slug')}' was made by compiler "
             f"{version}, but this charter's compiler is {COMPILER_VERSION}. Recompile it "
-            "(restart the worker, or `charter deploy`) before running it.",
-            code="WORKFLOW_COMPILER_STALE",
+            "as the schema's owner (`charter recompile`) before running it."
         )
     expected = compiled_hash(artifact)
     if artifact.get("hash") != expected:
-        raise CompiledWorkflowError(
+        raise WorkflowHashMismatchError(
             f"The compiled workflow '{artifact.get('slug')}' does not match its hash "
             f"(stored {str(artifact.get('hash'))[:12]}…, recomputed {expected[:12]}…): it was "
-            "changed after compilation. Recompile it from its definition.",
-            code="WORKFLOW_HASH_MISMATCH",
+            "changed after compilation. Recompile it from its definition."
         )
 
 

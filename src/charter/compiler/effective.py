@@ -108,7 +108,9 @@ def compile_effective(
             joins=joins,
         )
     except FlowDefinitionError as exc:
-        raise ContractError(exc.message, code=exc.code) from None
+        if isinstance(exc, ContractError):  # a workflow structure rule: both families
+            raise
+        raise ContractError(exc.message) from None
     return compiled
 
 

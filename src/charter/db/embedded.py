@@ -26,6 +26,7 @@ from pathlib import Path
 import platformdirs
 
 from charter.errors import (
+    ConfigurationError,
     DataDirectoryError,
     EmbeddedDatabaseError,
     EmbeddedPortMismatchError,
@@ -76,10 +77,9 @@ def configured_port() -> int | None:
     except ValueError:
         port = 0
     if not 1 <= port <= 65535:
-        raise EmbeddedDatabaseError(
+        raise ConfigurationError(
             f"CHARTER_EMBEDDED_PORT={raw!r} is not a TCP port. Set it to a number between "
-            "1 and 65535, or unset it to use a Unix socket only.",
-            code="CONFIG_INVALID",
+            "1 and 65535, or unset it to use a Unix socket only."
         )
     return port
 

@@ -1,7 +1,9 @@
 """Errors raised inside SQL functions, mapped back to charter's Python errors.
 
 charter's SQL raises with SQLSTATE class ``CH`` (``RAISE EXCEPTION USING ERRCODE =
-'CH001'``), one code per error class, so Python matches codes, never message text.
+'CH001'``); each error class declares the SQLSTATE it stands for (``charter.errors``), so
+Python matches codes, never message text. A role missing a privilege (SQLSTATE 42501) is
+:class:`~charter.errors.PermissionDeniedError`.
 """
 
 from __future__ import annotations
@@ -11,51 +13,25 @@ from contextlib import contextmanager
 
 import psycopg
 
-from charter import errors
-from charter.errors import (
-    CharterError,
-    ConfigurationError,
-    FlowNotFoundError,
-    FlowShapeInvalidError,
-    ReadinessOverflowError,
-    RunIdConflictError,
-    RunInputError,
-    RunNotFoundError,
-    RunStateError,
-    WorkflowVersionImmutableError,
-)
+from charter.errors import CharterError, PermissionDeniedError, for_sqlstate
 
-SQLSTATE_ERRORS: dict[str, type[CharterError]] = {
-    "CH001": FlowShapeInvalidError,
-    "CH002": WorkflowVersionImmutableError,
-    "CH003": FlowNotFoundError,
-    "CH004": ConfigurationError,
-    "CH005": RunNotFoundError,
-    "CH006": RunIdConflictError,
-    "CH007": RunStateError,
-    "CH008": RunInputError,
-    "CH009": ReadinessOverflowError,
-    "CH010": errors.WorkflowExistsError,
-    "CH011": errors.WorkflowNotFoundError,
-    "CH012": errors.VersionExistsError,
-    "CH013": errors.VersionIdTakenError,
-    "CH014": errors.VersionNotFoundError,
-    "CH015": errors.ParentVersionNotFoundError,
-    "CH016": errors.InvocationIdRequiredError,
-    "CH017": errors.InvocationExistsError,
-    "CH018": errors.InvocationIdTakenError,
-    "CH019": errors.WorkflowMismatchError,
-    "CH020": errors.RegistryInputError,
-    "CH021": errors.ExpressionError,
-}
+_INSUFFICIENT_PRIVILEGE = "42501"
 
 
 def translate(exc: psycopg.Error) -> CharterError | None:
     """The charter error for a database error raised by charter's SQL, else None."""
-    error_class = SQLSTATE_ERRORS.get(exc.sqlstate or "")
+    sqlstate = exc.sqlstate or ""
+    message = exc.diag.message_primary or str(exc)
+    if sqlstate == _INSUFFICIENT_PRIVILEGE:
+        return PermissionDeniedError(
+            f"The database role may not do this ({message}). charter's roles: charter_app "
+            "starts and inspects runs, charter_worker runs tasks; migrating, deploying and "
+            "deleting need the schema's owner (e.g. `charter migrate`, `charter deploy "
+            "MODULE`, `charter flows delete SLUG` with the owner's CHARTER_DATABASE_URL)."
+        )
+    error_class = for_sqlstate(sqlstate)
     if error_class is None:
         return None
-    message = exc.diag.message_primary or str(exc)
     if exc.diag.message_hint:
         message = f"{message}. {exc.diag.message_hint}"
     return error_class(message)
