@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+from charter.vocabulary import TERMINAL_RUN_STATUSES, RunStatus, StepStatus
 
 
 @dataclass(frozen=True)
 class StepInfo:
     slug: str
     step_type: str
-    status: str  # waiting | ready | completed | failed | cancelled
+    status: StepStatus
     tasks: int | None  # 1 for a single step; the element count for a map
     remaining_tasks: int | None
     attempts: int
@@ -38,7 +38,7 @@ class StepInfo:
 class Run:
     id: str
     flow: str
-    status: str  # running | completed | failed | cancelled
+    status: RunStatus
     input: Any
     output: Any
     error: dict[str, Any] | None
@@ -52,7 +52,7 @@ class Run:
 
     @property
     def done(self) -> bool:
-        return self.status in TERMINAL_STATUSES
+        return self.status in TERMINAL_RUN_STATUSES
 
     def step(self, slug: str) -> StepInfo:
         for info in self.steps:
@@ -65,7 +65,7 @@ def run_from_json(data: dict[str, Any]) -> Run:
     return Run(
         id=data["id"],
         flow=data["flow"],
-        status=data["status"],
+        status=RunStatus(data["status"]),
         input=data["input"],
         output=data["output"],
         error=data["error"],
@@ -77,7 +77,7 @@ def run_from_json(data: dict[str, Any]) -> Run:
             StepInfo(
                 slug=s["slug"],
                 step_type=s["stepType"],
-                status=s["status"],
+                status=StepStatus(s["status"]),
                 tasks=s["tasks"],
                 remaining_tasks=s["remainingTasks"],
                 attempts=s["attempts"],

@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from charter.db.queries import query
 from charter.payloads import json_text
+from charter.vocabulary import FailureKind
 from charter.worker.backoff import Backoff
 from charter.worker.task import Outcome, plain_error
 
@@ -148,12 +149,12 @@ class Completer:
         )
         if outcome.succeeded:
             error = plain_error(
-                "OutputRejected",
+                FailureKind.OUTPUT_REJECTED,
                 f"charter could not record the output of step '{outcome.task.step}': {reason}",
             )
         else:
             error = plain_error(
-                "CompletionFailed",
+                FailureKind.COMPLETION_FAILED,
                 f"charter could not record the failure of step '{outcome.task.step}' as it "
                 f"was ({reason}); it failed with {(outcome.error or {}).get('type')}.",
             )

@@ -22,6 +22,7 @@ from typing import Any
 from charter.dsl.flow import Flow, Step
 from charter.errors import RunInputError, StepInputError, StepOutputError
 from charter.payloads import json_text
+from charter.vocabulary import FailureKind
 from charter.worker.context import Context, step_logger
 from charter.worker.isolation import ProcessDied, run_in_process
 from charter.worker.task import (
@@ -76,7 +77,7 @@ class Executor:
                 raise StepOutputError(exc.message) from None
             return Outcome(task, output=text, cost=ctx.cost_usd, duration=_since(started))
         except HandlerTimeout as exc:
-            error = plain_error("Timeout", str(exc))
+            error = plain_error(FailureKind.TIMEOUT, str(exc))
             return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
         except (StepInputError, StepOutputError, RunInputError) as exc:
             return Outcome(
@@ -84,7 +85,7 @@ class Executor:
                 duration=_since(started),
             )  # fmt: skip
         except ProcessDied as exc:
-            error = plain_error("ProcessDied", str(exc), exitCode=exc.exitcode)
+            error = plain_error(FailureKind.PROCESS_DIED, str(exc), exitCode=exc.exitcode)
             return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
         except HandlerRaised as raised:
             return Outcome(
@@ -202,7 +203,7 @@ def _timeout_message(task: Task) -> str:
 
 def _not_in_code(task: Task) -> dict[str, Any]:
     return plain_error(
-        "StepNotInCode",
+        FailureKind.STEP_NOT_IN_CODE,
         f"Step '{task.step}' of flow '{task.flow}' is not in this worker's code, although "
         "the worker claimed it for a version its code matches. Restart the worker so it "
         "loads its flows again.",

@@ -38,6 +38,7 @@ from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget
 from charter.db.queries import query
 from charter.dsl.flow import Flow
+from charter.vocabulary import FailureKind
 from charter.worker.backoff import Backoff, short
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.execute import Executor
@@ -255,7 +256,7 @@ class Worker:
         except Exception as exc:  # a bug in charter, not in the handler: still fail the task
             log.exception("charter failed while running step %s of run %s", task.label, task.run_id)
             outcome = Outcome(
-                task, error=plain_error("WorkerError", f"{type(exc).__name__}: {exc}")
+                task, error=plain_error(FailureKind.WORKER_ERROR, f"{type(exc).__name__}: {exc}")
             )
         finally:
             self._inflight.pop(task.id, None)

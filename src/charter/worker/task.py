@@ -97,7 +97,7 @@ def error_record(exc: BaseException, *, traceback_text: str | None = None) -> di
 
 
 def plain_error(kind: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "message": _storable(message, MAX_MESSAGE), **extra}
+    return {"type": str(kind), "message": _storable(message, MAX_MESSAGE), **extra}
 
 
 def _storable(text: str, limit: int, *, tail: bool = False) -> str:

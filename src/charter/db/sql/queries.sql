@@ -1,8 +1,9 @@
 -- Named queries used by charter's Python code. Each starts with `-- name: NAME`.
 
 -- name: migrate_lock
--- Serialises concurrent `charter migrate` runs; released when the transaction ends.
-SELECT pg_advisory_xact_lock(hashtextextended('charter:migrate', 0));
+-- Serialises concurrent `charter migrate` runs; released when the transaction ends. The key
+-- is charter._lock_key('migration', 'schema'), written out: the schema may not exist yet.
+SELECT pg_advisory_xact_lock(hashtextextended('migration:schema', 0));
 
 -- name: migrations_table_exists
 SELECT to_regclass('charter.schema_migrations') IS NOT NULL AS present;

@@ -28,7 +28,7 @@ BEGIN
             HINT = 'Use ''production'' (the default) or ''development''.';
     END IF;
     PERFORM charter._validate_flow_shape(p_flow_slug, p_shape);
-    PERFORM pg_advisory_xact_lock(hashtextextended('charter:flow:' || p_flow_slug, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', p_flow_slug));
 
     v_db_shape := charter._get_flow_shape(p_flow_slug);
     IF v_db_shape IS NULL THEN

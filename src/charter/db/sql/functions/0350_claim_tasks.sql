@@ -50,7 +50,7 @@ BEGIN
     LOOP
         v_final := v_expired.attempts >= v_expired.max_attempts;
         -- Failing the run needs the run lock; never wait for it while holding task locks.
-        IF v_final AND NOT pg_try_advisory_xact_lock(hashtextextended(v_expired.run_id, 0)) THEN
+        IF v_final AND NOT pg_try_advisory_xact_lock(charter._lock_key('run', v_expired.run_id)) THEN
             v_ids := array_remove(v_ids, v_expired.id);
             CONTINUE;
         END IF;

@@ -26,7 +26,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended(v_run_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     UPDATE charter.tasks
        SET status = 'completed', available_at = NULL
      WHERE id = p_task_id AND delivery_token = p_token AND status = 'started'

@@ -25,7 +25,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended(v_run_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     SELECT * INTO v_task FROM charter.tasks AS t
      WHERE t.id = p_task_id AND t.delivery_token = p_token AND t.status = 'started'
        FOR UPDATE;

@@ -9,7 +9,7 @@ AS $$
 DECLARE
     v_run charter.runs;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(p_run_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L does not exist', p_run_id),

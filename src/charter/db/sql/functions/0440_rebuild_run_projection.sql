@@ -9,7 +9,7 @@ AS $$
 DECLARE
     v_projection jsonb;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(p_run_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
     v_projection := charter.compute_run_projection(p_run_id);
     IF v_projection IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L does not exist', p_run_id),

@@ -62,8 +62,8 @@ BEGIN
     END IF;
     SELECT coalesce(array_agg(DISTINCT p), '{}') INTO v_parents FROM unnest(p_parent_version_ids) AS p;
     -- Racing creators of one version id (or one new workflow) take turns.
-    PERFORM pg_advisory_xact_lock(hashtextextended('charter:version:' || v_id, 0));
-    PERFORM pg_advisory_xact_lock(hashtextextended('charter:flow:' || p_workflow_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('version', v_id));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', p_workflow_id));
 
     SELECT * INTO v_existing FROM charter.workflow_versions AS v WHERE v.id = v_id;
     IF FOUND THEN

@@ -15,7 +15,7 @@ DECLARE
     v_run    charter.runs;
     v_status text;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(p_invocation_id, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_invocation_id));
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_invocation_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005',

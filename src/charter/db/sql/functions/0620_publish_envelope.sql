@@ -23,7 +23,7 @@ BEGIN
             MESSAGE = format('Not an envelope of entity type %L with its compiled artifact', p_entity_type),
             HINT = 'Pass generate_envelope(contract) and compile_effective(envelope).';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('charter:flow:' || v_slug, 0));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
     SELECT * INTO v_version FROM charter.workflow_versions AS v
      WHERE v.workflow_slug = v_slug AND v.compiled_hash = p_compiled->>'hash'
      ORDER BY v.version DESC LIMIT 1;

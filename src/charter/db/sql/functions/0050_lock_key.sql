@@ -1,0 +1,19 @@
+-- The key of every advisory lock charter takes: one namespace per kind, so no id a caller
+-- chooses (a run id such as 'flow:orders') can take the lock of anything else.
+--   run        a run (or registry invocation) id: every change to one run
+--   flow       a workflow slug: compiling, deploying, numbering its versions
+--   version    a version id being created
+--   migration  'schema' (queries.sql computes this key inline: the schema may not exist yet)
+CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
+RETURNS bigint
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = ''
+AS $$
+BEGIN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'migration') THEN
+        RAISE EXCEPTION 'unknown lock kind %', p_kind;
+    END IF;
+    RETURN hashtextextended(p_kind || ':' || p_id, 0);
+END;
+$$;
