@@ -6,88 +6,57 @@
 
 ``AsyncClient`` has the same methods, awaitable. Both talk to ``CHARTER_DATABASE_URL``, or
 the embedded default, or ``database_url=``; they migrate the schema on first use unless
-``migrate=False``.
+``migrate=False``. Every method that changes or reads data takes ``connection=``: your own
+psycopg connection, used as it is, inside your transaction (a run started in a transaction
+that rolls back never existed). Each method is one operation of :mod:`charter.operations`
+performed by the client's :class:`~charter.store.Store`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from charter.canonical import canonical_hash
-from charter.compiler.flows import extract_flow_shape
-from charter.db import connection
-from charter.db.migrate import migrate as migrate_schema
-from charter.db.queries import query
-from charter.db.sqlstate import charter_errors
+from charter import operations as ops
+from charter.db import connection as db
 from charter.dsl.flow import Flow
-from charter.engine.flows import ensure_flow_compiled
-from charter.engine.mode import Mode
-from charter.engine.runs import Run, run_from_json
-from charter.errors import FlowShapeMismatchError, RunNotFoundError, RunWaitTimeoutError
-from charter.payloads import json_text
+from charter.engine.runs import Run
+from charter.engine.workers import QueueEntry, WorkerInfo
 from charter.registry import AsyncRegistry, Registry
+from charter.store import AsyncStore, Store, StoreOptions
 
-_POLL_S = 0.5
-# A client compiles a missing flow and verifies an unchanged one, but never recreates a
-# changed one (which deletes its runs): that stays the worker's job, in development only.
-CLIENT_MODE: Mode = "production"
-
-
-class _Base:
-    def __init__(self, database_url: str | None, *, migrate: bool, org_id: str) -> None:
-        target = connection.resolve(database_url, source="database_url")
-        assert target is not None
-        self.target = target
-        self.org_id = org_id
-        self._migrate = migrate
-        # Shapes already checked against the database, by flow slug and shape hash: a flow
-        # object changed after its first start is checked again.
-        self._verified: set[tuple[str, str]] = set()
-
-    def _start_params(
-        self, flow: str, input: Any, run_id: str | None, version_id: str | None = None
-    ) -> dict[str, Any]:
-        return {
-            "flow": flow,
-            "input": json_text(input, "The run input"),
-            "run_id": run_id,
-            "org_id": self.org_id,
-            "version_id": version_id,
-        }
-
-    @staticmethod
-    def _run(row: tuple[Any, ...] | None, run_id: str) -> Run:
-        if row is None or row[0] is None:
-            raise RunNotFoundError(f"Run {run_id!r} does not exist. Check the run id.")
-        return run_from_json(row[0])
-
-    @staticmethod
-    def _mismatch(flow: Flow, differences: list[str]) -> FlowShapeMismatchError:
-        listed = "\n".join(f"  - {d}" for d in differences)
-        return FlowShapeMismatchError(
-            f"Flow '{flow.slug}' in the database has a different shape than the code:\n{listed}\n"
-            "Publish the code as a new version first (charter deploy MODULE, or a worker "
-            "started with --deploy), or start the run by slug to use the published version.",
-            flow_slug=flow.slug,
-            differences=differences,
-        )
+Connection = psycopg.Connection[Any]
+AsyncConnection = psycopg.AsyncConnection[Any]
 
 
-class Client(_Base):
+def _options(migrate: bool, pool_size: int | None) -> StoreOptions:
+    options = StoreOptions(migrate=migrate)
+    if pool_size is not None:
+        options.pool_size = pool_size
+    return options
+
+
+class Client:
     """Synchronous client. Thread-safe; close it (or use ``with``) to release connections."""
 
     def __init__(
-        self, database_url: str | None = None, *, migrate: bool = True, org_id: str = "default"
+        self,
+        database_url: str | None = None,
+        *,
+        migrate: bool = True,
+        org_id: str = "default",
+        pool_size: int | None = None,
     ) -> None:
-        super().__init__(database_url, migrate=migrate, org_id=org_id)
-        self._pool: ConnectionPool | None = None
-        self._lock = threading.Lock()
+        target = db.resolve(database_url, source="database_url")
+        assert target is not None
+        self.store = Store(target, _options(migrate, pool_size))
+        self._state = ops.ClientState(org_id)
+
+    @property
+    def target(self) -> db.DatabaseTarget:
+        return self.store.target
 
     def __enter__(self) -> Client:
         return self
@@ -96,14 +65,12 @@ class Client(_Base):
         self.close()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        self.store.close()
 
     @property
     def registry(self) -> Registry:
         """The definition registry: workflows, versions, invocations (seed 001)."""
-        return Registry(self)
+        return Registry(self.store)
 
     def start(
         self,
@@ -112,93 +79,85 @@ class Client(_Base):
         *,
         run_id: str | None = None,
         version_id: str | None = None,
+        connection: Connection | None = None,
     ) -> str:
         """Start a run of ``flow`` (a Flow or its slug); returns the run id. With ``run_id``
         it is idempotent: the same id and input return the same run. ``version_id`` runs
         a given runnable version instead of the current one."""
-        slug = self._ensure(flow) if version_id is None else _slug(flow)
-        with self._conn() as conn, charter_errors():
-            row = conn.execute(
-                query("start_run"), self._start_params(slug, input, run_id, version_id)
-            ).fetchone()
-        assert row is not None
-        return str(row[0]["runId"])
+        op = ops.start(self._state, flow, input, run_id, version_id)
+        return self.store.perform(op, connection)
 
-    def get_run(self, run_id: str) -> Run:
-        with self._conn() as conn:
-            return self._run(conn.execute(query("get_run"), {"run_id": run_id}).fetchone(), run_id)
+    def start_many(
+        self,
+        flow: Flow | str,
+        inputs: Sequence[Any],
+        run_ids: Sequence[str] | None = None,
+        *,
+        version_id: str | None = None,
+        connection: Connection | None = None,
+    ) -> list[str]:
+        """Start one run per input in one round trip; idempotent per run id as ``start``."""
+        op = ops.start_many(self._state, flow, inputs, run_ids, version_id)
+        return self.store.perform(op, connection)
+
+    def get_run(self, run_id: str, *, connection: Connection | None = None) -> Run:
+        return self.store.perform(ops.get_run(run_id), connection)
 
     def wait(self, run_id: str, timeout: float = 30) -> Run:
         """Block until the run completes, fails or is cancelled; RunWaitTimeoutError after
         ``timeout`` seconds (the run itself goes on)."""
-        deadline = time.monotonic() + timeout
-        with psycopg.connect(self.target.url, autocommit=True) as listener:
-            listener.execute("LISTEN charter_runs")
-            while True:
-                run = self.get_run(run_id)
-                if run.done:
-                    return run
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _timeout(run, timeout)
-                for note in listener.notifies(timeout=min(left, _POLL_S), stop_after=1):
-                    del note  # any notice is a reason to look again
+        return self.store.perform(ops.wait_many([run_id], timeout))[0]
 
-    def cancel(self, run_id: str) -> str:
-        with self._conn() as conn, charter_errors():
-            row = conn.execute(query("cancel_run"), {"run_id": run_id}).fetchone()
-        return str(row[0]) if row else ""
+    def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
+        """Block until every run is finished; the runs in the order given."""
+        return self.store.perform(ops.wait_many(run_ids, timeout))
 
-    def retry(self, run_id: str) -> str:
-        with self._conn() as conn, charter_errors():
-            row = conn.execute(query("retry_run"), {"run_id": run_id}).fetchone()
-        return str(row[0]) if row else ""
+    def cancel(self, run_id: str, *, connection: Connection | None = None) -> str:
+        return self.store.perform(ops.cancel(run_id), connection)
+
+    def retry(self, run_id: str, *, connection: Connection | None = None) -> str:
+        return self.store.perform(ops.retry(run_id), connection)
 
     def list_runs(
-        self, *, flow: Flow | str | None = None, status: str | None = None, limit: int = 100
+        self,
+        *,
+        flow: Flow | str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        after: str | None = None,
+        connection: Connection | None = None,
     ) -> list[Run]:
-        slug = flow.slug if isinstance(flow, Flow) else flow
-        with self._conn() as conn:
-            rows = conn.execute(
-                query("list_runs"), {"flow": slug, "status": status, "limit": limit}
-            ).fetchall()
-        return [run_from_json(row[0]) for row in rows]
+        """Runs newest first; pass the last run's id as ``after`` for the next page."""
+        return self.store.perform(ops.list_runs(flow, status, limit, after), connection)
 
-    def _ensure(self, flow: Flow | str) -> str:
-        if isinstance(flow, str):
-            return flow
-        key = _shape_key(flow)
-        if key not in self._verified:
-            with self._conn() as conn:
-                result = ensure_flow_compiled(conn, flow, CLIENT_MODE)
-            if result.status == "mismatch":
-                raise self._mismatch(flow, result.differences)
-            self._verified.add(key)
-        return flow.slug
+    def workers(
+        self, *, include_stopped: bool = False, connection: Connection | None = None
+    ) -> list[WorkerInfo]:
+        return self.store.perform(ops.list_workers(include_stopped), connection)
 
-    def _conn(self) -> Any:
-        with self._lock:
-            if self._pool is None:
-                if self._migrate:
-                    with connection.connect(self.target) as conn:
-                        migrate_schema(conn)
-                else:
-                    connection.connect(self.target).close()  # clear errors, before the pool
-                self._pool = ConnectionPool(
-                    self.target.url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=True
-                )
-        return self._pool.connection()
+    def queue(self, *, connection: Connection | None = None) -> list[QueueEntry]:
+        return self.store.perform(ops.queue(), connection)
 
 
-class AsyncClient(_Base):
+class AsyncClient:
     """The asyncio twin of :class:`Client`: the same methods, awaitable."""
 
     def __init__(
-        self, database_url: str | None = None, *, migrate: bool = True, org_id: str = "default"
+        self,
+        database_url: str | None = None,
+        *,
+        migrate: bool = True,
+        org_id: str = "default",
+        pool_size: int | None = None,
     ) -> None:
-        super().__init__(database_url, migrate=migrate, org_id=org_id)
-        self._pool: AsyncConnectionPool | None = None
-        self._lock = asyncio.Lock()
+        target = db.resolve(database_url, source="database_url")
+        assert target is not None
+        self.store = AsyncStore(target, _options(migrate, pool_size))
+        self._state = ops.ClientState(org_id)
+
+    @property
+    def target(self) -> db.DatabaseTarget:
+        return self.store.target
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -207,14 +166,12 @@ class AsyncClient(_Base):
         await self.close()
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        await self.store.close()
 
     @property
     def registry(self) -> AsyncRegistry:
         """The definition registry: workflows, versions, invocations (seed 001)."""
-        return AsyncRegistry(self)
+        return AsyncRegistry(self.store)
 
     async def start(
         self,
@@ -223,114 +180,56 @@ class AsyncClient(_Base):
         *,
         run_id: str | None = None,
         version_id: str | None = None,
+        connection: AsyncConnection | None = None,
     ) -> str:
-        slug = await self._ensure(flow) if version_id is None else _slug(flow)
-        pool = await self._ready()
-        async with pool.connection() as conn:
-            with charter_errors():
-                cur = await conn.execute(
-                    query("start_run"), self._start_params(slug, input, run_id, version_id)
-                )
-            row = await cur.fetchone()
-        assert row is not None
-        return str(row[0]["runId"])
+        op = ops.start(self._state, flow, input, run_id, version_id)
+        return await self.store.perform(op, connection)
 
-    async def get_run(self, run_id: str) -> Run:
-        pool = await self._ready()
-        async with pool.connection() as conn:
-            cur = await conn.execute(query("get_run"), {"run_id": run_id})
-            return self._run(await cur.fetchone(), run_id)
+    async def start_many(
+        self,
+        flow: Flow | str,
+        inputs: Sequence[Any],
+        run_ids: Sequence[str] | None = None,
+        *,
+        version_id: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> list[str]:
+        op = ops.start_many(self._state, flow, inputs, run_ids, version_id)
+        return await self.store.perform(op, connection)
+
+    async def get_run(self, run_id: str, *, connection: AsyncConnection | None = None) -> Run:
+        return await self.store.perform(ops.get_run(run_id), connection)
 
     async def wait(self, run_id: str, timeout: float = 30) -> Run:
-        deadline = time.monotonic() + timeout
-        async with await psycopg.AsyncConnection.connect(
-            self.target.url, autocommit=True
-        ) as listener:
-            await listener.execute("LISTEN charter_runs")
-            while True:
-                run = await self.get_run(run_id)
-                if run.done:
-                    return run
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _timeout(run, timeout)
-                async for note in listener.notifies(timeout=min(left, _POLL_S), stop_after=1):
-                    del note
+        return (await self.store.perform(ops.wait_many([run_id], timeout)))[0]
 
-    async def cancel(self, run_id: str) -> str:
-        return await self._scalar("cancel_run", {"run_id": run_id})
+    async def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
+        return await self.store.perform(ops.wait_many(run_ids, timeout))
 
-    async def retry(self, run_id: str) -> str:
-        return await self._scalar("retry_run", {"run_id": run_id})
+    async def cancel(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
+        return await self.store.perform(ops.cancel(run_id), connection)
+
+    async def retry(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
+        return await self.store.perform(ops.retry(run_id), connection)
 
     async def list_runs(
-        self, *, flow: Flow | str | None = None, status: str | None = None, limit: int = 100
+        self,
+        *,
+        flow: Flow | str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        after: str | None = None,
+        connection: AsyncConnection | None = None,
     ) -> list[Run]:
-        slug = flow.slug if isinstance(flow, Flow) else flow
-        pool = await self._ready()
-        async with pool.connection() as conn:
-            cur = await conn.execute(
-                query("list_runs"), {"flow": slug, "status": status, "limit": limit}
-            )
-            return [run_from_json(row[0]) for row in await cur.fetchall()]
+        return await self.store.perform(ops.list_runs(flow, status, limit, after), connection)
 
-    async def _scalar(self, name: str, params: dict[str, Any]) -> str:
-        pool = await self._ready()
-        async with pool.connection() as conn:
-            with charter_errors():
-                cur = await conn.execute(query(name), params)
-            row = await cur.fetchone()
-        return str(row[0]) if row else ""
+    async def workers(
+        self, *, include_stopped: bool = False, connection: AsyncConnection | None = None
+    ) -> list[WorkerInfo]:
+        return await self.store.perform(ops.list_workers(include_stopped), connection)
 
-    async def _ensure(self, flow: Flow | str) -> str:
-        if isinstance(flow, str):
-            return flow
-        key = _shape_key(flow)
-        if key not in self._verified:
-            # Compiling is a short, rare step; the sync path keeps it written once.
-            result = await asyncio.to_thread(self._ensure_sync, flow)
-            if result.status == "mismatch":
-                raise self._mismatch(flow, result.differences)
-            self._verified.add(key)
-        return flow.slug
-
-    def _ensure_sync(self, flow: Flow) -> Any:
-        with connection.connect(self.target) as conn:
-            if self._migrate:
-                migrate_schema(conn)
-            return ensure_flow_compiled(conn, flow, CLIENT_MODE)
-
-    async def _ready(self) -> AsyncConnectionPool:
-        async with self._lock:
-            if self._pool is None:
-                await asyncio.to_thread(self._prepare)
-                self._pool = AsyncConnectionPool(
-                    self.target.url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
-                )
-                await self._pool.open()
-        return self._pool
-
-    def _prepare(self) -> None:
-        with connection.connect(self.target) as conn:
-            if self._migrate:
-                migrate_schema(conn)
-
-
-def _slug(flow: Flow | str) -> str:
-    return flow if isinstance(flow, str) else flow.slug
-
-
-def _shape_key(flow: Flow) -> tuple[str, str]:
-    return flow.slug, canonical_hash(extract_flow_shape(flow))
-
-
-def _timeout(run: Run, timeout: float) -> RunWaitTimeoutError:
-    pending = [s.slug for s in run.steps if s.status not in ("completed",)]
-    return RunWaitTimeoutError(
-        f"Run {run.id} is still {run.status} after {timeout:g}s (steps not completed: "
-        f"{', '.join(pending) or 'none'}). Is a worker running for flow '{run.flow}'? "
-        "The run goes on; wait again or check `charter status`."
-    )
+    async def queue(self, *, connection: AsyncConnection | None = None) -> list[QueueEntry]:
+        return await self.store.perform(ops.queue(), connection)
 
 
 __all__ = ["AsyncClient", "Client"]

@@ -161,7 +161,7 @@ class ConfigurationError(CharterError, code="CONFIG_INVALID", sqlstate="CH004"):
     """A setting, environment variable or option is wrong."""
 
 
-class ArgumentError(CharterError, ValueError, code="ARGUMENT_INVALID"):
+class ArgumentError(CharterError, ValueError, code="ARGUMENT_INVALID", sqlstate="CH022"):
     """A call got an argument it cannot use (an unknown status, a run id with U+0000…)."""
 
 

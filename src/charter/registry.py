@@ -21,21 +21,21 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
+
+import psycopg
 
 from charter.compiler.flows import compile_shape, is_flow_shape
-from charter.db.queries import query
-from charter.db.sqlstate import charter_errors
 from charter.errors import CharterError
 from charter.payloads import json_text
+from charter.store import AsyncStore, Call, Operation, Store, single
 
-if TYPE_CHECKING:
-    from charter.client import AsyncClient, Client
-
+Connection = psycopg.Connection[Any]
+AsyncConnection = psycopg.AsyncConnection[Any]
 log = logging.getLogger("charter.registry")
 
 OnExisting = Literal["update", "skip", "error"]
-Operation = Literal["init", "crossover", "mutation", "immigrant"]
+Operation_ = Literal["init", "crossover", "mutation", "immigrant"]
 T = TypeVar("T")
 
 
@@ -107,19 +107,19 @@ class Lineage:
         return seen
 
 
-@dataclass(frozen=True)
-class _Call(Generic[T]):
-    """One registry call: its named query, parameters, and how to read the answer."""
-
-    name: str
-    params: dict[str, Any]
-    parse: Callable[[dict[str, Any]], T]
+def _call(
+    name: str, params: dict[str, Any], parse: Callable[[dict[str, Any]], T], *, retry_safe: bool
+) -> Operation[T]:
+    """A registry call as an operation: one SQL function whose JSON answer ``parse`` reads.
+    Calls that upsert are safe to resend; the others are not (a resent create would meet
+    its own first attempt)."""
+    return single(Call(name, params, lambda rows: parse(rows[0][0]), retry_safe=retry_safe))
 
 
 def _ensure_workflow(
     wf_id: str, description: str, owner_id: str | None, on_existing: OnExisting
-) -> _Call[WorkflowResult]:
-    return _Call(
+) -> Operation[WorkflowResult]:
+    return _call(
         "ensure_workflow",
         {
             "wf_id": wf_id,
@@ -128,6 +128,7 @@ def _ensure_workflow(
             "on_existing": on_existing,
         },
         lambda d: WorkflowResult(d["workflowId"], d["action"], _warnings(d)),
+        retry_safe=on_existing != "error",
     )
 
 
@@ -135,23 +136,23 @@ def _create_workflow_version(
     workflow_id: str,
     dsl: Any,
     commit_message: str,
-    operation: Operation,
+    operation: Operation_,
     *,
-    wf_version_id: str | None,
+    version_id: str | None,
     generation_id: str | None,
     parent_version_ids: Sequence[str],
     owner_id: str | None,
     auto_create_parent: bool,
     on_existing: OnExisting,
-) -> _Call[VersionResult]:
-    return _Call(
+) -> Operation[VersionResult]:
+    return _call(
         "create_workflow_version",
         {
             "workflow_id": workflow_id,
             "dsl": json_text(dsl, "The dsl"),
             "commit_message": commit_message,
             "operation": operation,
-            "version_id": wf_version_id,
+            "version_id": version_id,
             "generation_id": generation_id,
             "parent_version_ids": list(parent_version_ids),
             "owner_id": owner_id,
@@ -162,6 +163,7 @@ def _create_workflow_version(
         lambda d: VersionResult(
             d["versionId"], d["workflowId"], d["version"], d["action"], d["runnable"], _warnings(d)
         ),
+        retry_safe=version_id is not None and on_existing != "error",
     )
 
 
@@ -177,20 +179,20 @@ def _compiled_shape(workflow_id: str, dsl: Any) -> str | None:
 
 
 def _create_invocation(
-    wf_invocation_id: str,
-    wf_version_id: str,
+    invocation_id: str,
+    version_id: str,
     *,
     workflow_id: str | None,
     run_id: str | None,
     generation_id: str | None,
     owner_id: str | None,
     on_existing: Literal["update", "error"],
-) -> _Call[InvocationResult]:
-    return _Call(
+) -> Operation[InvocationResult]:
+    return _call(
         "create_invocation",
         {
-            "invocation_id": wf_invocation_id,
-            "version_id": wf_version_id,
+            "invocation_id": invocation_id,
+            "version_id": version_id,
             "workflow_id": workflow_id,
             "run_id": run_id,
             "generation_id": generation_id,
@@ -200,16 +202,17 @@ def _create_invocation(
         lambda d: InvocationResult(
             d["invocationId"], d["versionId"], d["workflowId"], d["action"], _warnings(d)
         ),
+        retry_safe=on_existing != "error",
     )
 
 
 def _update_invocation(
-    wf_invocation_id: str, *, status: str | None, end_time: datetime | None, usd_cost: float | None
-) -> _Call[Invocation]:
-    return _Call(
+    invocation_id: str, *, status: str | None, end_time: datetime | None, usd_cost: float | None
+) -> Operation[Invocation]:
+    return _call(
         "update_invocation",
         {
-            "invocation_id": wf_invocation_id,
+            "invocation_id": invocation_id,
             "status": status,
             "end_time": end_time,
             "usd_cost": usd_cost,
@@ -224,11 +227,14 @@ def _update_invocation(
             float(d["usdCost"]),
             _warnings(d),
         ),
+        retry_safe=True,
     )
 
 
-def _lineage(wf_version_id: str) -> _Call[Lineage]:
-    return _Call("workflow_lineage", {"version_id": wf_version_id}, _lineage_from_json)
+def _lineage(version_id: str) -> Operation[Lineage]:
+    return _call(
+        "workflow_lineage", {"version_id": version_id}, _lineage_from_json, retry_safe=True
+    )
 
 
 def _lineage_from_json(d: dict[str, Any]) -> Lineage:
@@ -259,10 +265,11 @@ def _warnings(data: dict[str, Any]) -> list[RegistryWarning]:
 
 
 class Registry:
-    """The registry on a :class:`~charter.client.Client` (``client.registry``)."""
+    """The registry on a :class:`~charter.client.Client` (``client.registry``). Every method
+    takes ``connection=`` to run inside the caller's transaction."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     def ensure_workflow(
         self,
@@ -271,90 +278,72 @@ class Registry:
         *,
         owner_id: str | None = None,
         on_existing: OnExisting = "update",
+        connection: Connection | None = None,
     ) -> WorkflowResult:
-        return self._do(_ensure_workflow(wf_id, description, owner_id, on_existing))
+        op = _ensure_workflow(wf_id, description, owner_id, on_existing)
+        return self._store.perform(op, connection)
 
     def create_workflow_version(
         self,
         workflow_id: str,
         dsl: Any,
         commit_message: str,
-        operation: Operation,
+        operation: Operation_,
         *,
-        wf_version_id: str | None = None,
+        version_id: str | None = None,
         generation_id: str | None = None,
         parent_version_ids: Sequence[str] = (),
         owner_id: str | None = None,
         auto_create_parent: bool = True,
         on_existing: OnExisting = "update",
+        connection: Connection | None = None,
     ) -> VersionResult:
-        return self._do(
-            _create_workflow_version(
-                workflow_id,
-                dsl,
-                commit_message,
-                operation,
-                wf_version_id=wf_version_id,
-                generation_id=generation_id,
-                parent_version_ids=parent_version_ids,
-                owner_id=owner_id,
-                auto_create_parent=auto_create_parent,
-                on_existing=on_existing,
-            )
-        )
+        op = _create_workflow_version(
+            workflow_id, dsl, commit_message, operation, version_id=version_id,
+            generation_id=generation_id, parent_version_ids=parent_version_ids,
+            owner_id=owner_id, auto_create_parent=auto_create_parent, on_existing=on_existing,
+        )  # fmt: skip
+        return self._store.perform(op, connection)
 
     def create_invocation(
         self,
-        wf_invocation_id: str,
-        wf_version_id: str,
+        invocation_id: str,
+        version_id: str,
         *,
         workflow_id: str | None = None,
         run_id: str | None = None,
         generation_id: str | None = None,
         owner_id: str | None = None,
         on_existing: Literal["update", "error"] = "update",
+        connection: Connection | None = None,
     ) -> InvocationResult:
-        return self._do(
-            _create_invocation(
-                wf_invocation_id,
-                wf_version_id,
-                workflow_id=workflow_id,
-                run_id=run_id,
-                generation_id=generation_id,
-                owner_id=owner_id,
-                on_existing=on_existing,
-            )
-        )
+        op = _create_invocation(
+            invocation_id, version_id, workflow_id=workflow_id, run_id=run_id,
+            generation_id=generation_id, owner_id=owner_id, on_existing=on_existing,
+        )  # fmt: skip
+        return self._store.perform(op, connection)
 
     def update_invocation(
         self,
-        wf_invocation_id: str,
+        invocation_id: str,
         *,
         status: str | None = None,
         end_time: datetime | None = None,
         usd_cost: float | None = None,
+        connection: Connection | None = None,
     ) -> Invocation:
-        return self._do(
-            _update_invocation(
-                wf_invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
-            )
-        )
+        op = _update_invocation(invocation_id, status=status, end_time=end_time, usd_cost=usd_cost)
+        return self._store.perform(op, connection)
 
-    def lineage(self, wf_version_id: str) -> Lineage:
-        return self._do(_lineage(wf_version_id))
-
-    def _do(self, call: _Call[T]) -> T:
-        with self._client._conn() as conn, charter_errors():
-            row = conn.execute(query(call.name), call.params).fetchone()
-        assert row is not None
-        return call.parse(row[0])
+    def lineage(self, version_id: str, *, connection: Connection | None = None) -> Lineage:
+        return self._store.perform(_lineage(version_id), connection)
 
 
 class AsyncRegistry:
     """The registry on an :class:`~charter.client.AsyncClient`: the same calls, awaitable."""
 
-    def __init__(self, client: AsyncClient) -> None:
-        self._client = client
+    def __init__(self, store: AsyncStore) -> None:
+        self._store = store
 
     async def ensure_workflow(
         self,
@@ -363,83 +352,64 @@ class AsyncRegistry:
         *,
         owner_id: str | None = None,
         on_existing: OnExisting = "update",
+        connection: AsyncConnection | None = None,
     ) -> WorkflowResult:
-        return await self._do(_ensure_workflow(wf_id, description, owner_id, on_existing))
+        op = _ensure_workflow(wf_id, description, owner_id, on_existing)
+        return await self._store.perform(op, connection)
 
     async def create_workflow_version(
         self,
         workflow_id: str,
         dsl: Any,
         commit_message: str,
-        operation: Operation,
+        operation: Operation_,
         *,
-        wf_version_id: str | None = None,
+        version_id: str | None = None,
         generation_id: str | None = None,
         parent_version_ids: Sequence[str] = (),
         owner_id: str | None = None,
         auto_create_parent: bool = True,
         on_existing: OnExisting = "update",
+        connection: AsyncConnection | None = None,
     ) -> VersionResult:
-        return await self._do(
-            _create_workflow_version(
-                workflow_id,
-                dsl,
-                commit_message,
-                operation,
-                wf_version_id=wf_version_id,
-                generation_id=generation_id,
-                parent_version_ids=parent_version_ids,
-                owner_id=owner_id,
-                auto_create_parent=auto_create_parent,
-                on_existing=on_existing,
-            )
-        )
+        op = _create_workflow_version(
+            workflow_id, dsl, commit_message, operation, version_id=version_id,
+            generation_id=generation_id, parent_version_ids=parent_version_ids,
+            owner_id=owner_id, auto_create_parent=auto_create_parent, on_existing=on_existing,
+        )  # fmt: skip
+        return await self._store.perform(op, connection)
 
     async def create_invocation(
         self,
-        wf_invocation_id: str,
-        wf_version_id: str,
+        invocation_id: str,
+        version_id: str,
         *,
         workflow_id: str | None = None,
         run_id: str | None = None,
         generation_id: str | None = None,
         owner_id: str | None = None,
         on_existing: Literal["update", "error"] = "update",
+        connection: AsyncConnection | None = None,
     ) -> InvocationResult:
-        return await self._do(
-            _create_invocation(
-                wf_invocation_id,
-                wf_version_id,
-                workflow_id=workflow_id,
-                run_id=run_id,
-                generation_id=generation_id,
-                owner_id=owner_id,
-                on_existing=on_existing,
-            )
-        )
+        op = _create_invocation(
+            invocation_id, version_id, workflow_id=workflow_id, run_id=run_id,
+            generation_id=generation_id, owner_id=owner_id, on_existing=on_existing,
+        )  # fmt: skip
+        return await self._store.perform(op, connection)
 
     async def update_invocation(
         self,
-        wf_invocation_id: str,
+        invocation_id: str,
         *,
         status: str | None = None,
         end_time: datetime | None = None,
         usd_cost: float | None = None,
+        connection: AsyncConnection | None = None,
     ) -> Invocation:
-        return await self._do(
-            _update_invocation(
-                wf_invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
-            )
-        )
+        op = _update_invocation(invocation_id, status=status, end_time=end_time, usd_cost=usd_cost)
+        return await self._store.perform(op, connection)
 
-    async def lineage(self, wf_version_id: str) -> Lineage:
-        return await self._do(_lineage(wf_version_id))
-
-    async def _do(self, call: _Call[T]) -> T:
-        pool = await self._client._ready()
-        async with pool.connection() as conn:
-            with charter_errors():
-                cur = await conn.execute(query(call.name), call.params)
-            row = await cur.fetchone()
-        assert row is not None
-        return call.parse(row[0])
+    async def lineage(
+        self, version_id: str, *, connection: AsyncConnection | None = None
+    ) -> Lineage:
+        return await self._store.perform(_lineage(version_id), connection)

@@ -201,10 +201,12 @@ def test_delete_flow_and_data_removes_that_flow_only(conn):
     ensure_flow_compiled(conn, keep, "production")
     ensure_flow_compiled(conn, drop, "production")
     before = _counts(conn, keep.slug)
-    assert conn.execute("SELECT charter.delete_flow_and_data('other')").fetchone() == (True,)
+    deleted = conn.execute("SELECT charter.delete_flow_and_data('other')").fetchone()[0]
+    assert deleted == {"deleted": True, "runs": 0, "versions": 1}
     assert _counts(conn, "other") == (0, 0, 0, 0)
     assert _counts(conn, keep.slug) == before == (1, 1, 4, 4)
-    assert conn.execute("SELECT charter.delete_flow_and_data('other')").fetchone() == (False,)
+    again = conn.execute("SELECT charter.delete_flow_and_data('other')").fetchone()[0]
+    assert again["deleted"] is False
 
 
 def test_ensure_compiles_a_missing_flow_in_both_modes(conn):

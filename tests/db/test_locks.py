@@ -25,9 +25,7 @@ def test_lock_keys_differ_by_kind_and_unknown_kinds_are_refused(conn):
 
 
 @pytest.mark.parametrize("run_id", ["flow:two_leaves", "charter:flow:two_leaves", "two_leaves"])
-def test_a_run_whose_id_looks_like_a_flow_lock_does_not_block_compiling_that_flow(
-    db_url, run_id
-):
+def test_a_run_whose_id_looks_like_a_flow_lock_does_not_block_compiling_that_flow(db_url, run_id):
     with psycopg.connect(db_url, autocommit=True) as conn:
         install(conn, diamond())
         start(conn, "diamond", {"n": 1}, run_id=run_id)

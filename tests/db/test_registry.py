@@ -52,7 +52,7 @@ def _arrange(reg, wf, wfv, wi):
     if wf:
         reg.ensure_workflow("wf", "a workflow")
     if wfv:
-        reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+        reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     if wi:
         reg.create_invocation("inv", "ver")
 
@@ -82,7 +82,7 @@ def test_state_matrix(reg, db_url, wf, wfv, wi, operation, outcome):
         if operation == "workflow":
             return reg.ensure_workflow("wf", "described again")
         if operation == "version":
-            return reg.create_workflow_version("wf", DSL, "v1 again", "init", wf_version_id="ver")
+            return reg.create_workflow_version("wf", DSL, "v1 again", "init", version_id="ver")
         return reg.create_invocation("inv", "ver")
 
     if isinstance(outcome, type):
@@ -111,7 +111,7 @@ def test_the_inconsistent_states_of_the_matrix_cannot_exist(reg, db_url, stateme
 
 
 def test_a_workflow_cannot_be_deleted_out_from_under_its_versions(reg, db_url):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     with psycopg.connect(db_url) as conn, pytest.raises(psycopg.Error):
         conn.execute("DELETE FROM charter.workflows WHERE slug = 'wf'")
 
@@ -176,35 +176,35 @@ def test_strict_mode_refuses_a_missing_parent_and_writes_nothing(reg, db_url):
 
 
 def test_existing_version_options(reg):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     skipped = reg.create_workflow_version(
-        "wf", DSL, "v1b", "init", wf_version_id="ver", on_existing="skip"
+        "wf", DSL, "v1b", "init", version_id="ver", on_existing="skip"
     )
     assert skipped.action == "skipped" and skipped.warnings[0].code == "VERSION_EXISTS_SKIPPED"
     with pytest.raises(VersionExistsError):
         reg.create_workflow_version(
-            "wf", DSL, "v1c", "init", wf_version_id="ver", on_existing="error"
+            "wf", DSL, "v1c", "init", version_id="ver", on_existing="error"
         )
     updated = reg.create_workflow_version(
-        "wf", DSL, "better message", "init", wf_version_id="ver", generation_id="gen-3"
+        "wf", DSL, "better message", "init", version_id="ver", generation_id="gen-3"
     )
     assert updated.action == "updated" and updated.version == 1
 
 
 def test_a_version_id_of_another_workflow_is_an_error(reg):
-    reg.create_workflow_version("wf_a", DSL, "v1", "init", wf_version_id="shared")
+    reg.create_workflow_version("wf_a", DSL, "v1", "init", version_id="shared")
     with pytest.raises(VersionIdTakenError, match="already used by different workflow"):
-        reg.create_workflow_version("wf_b", DSL, "v1", "init", wf_version_id="shared")
+        reg.create_workflow_version("wf_b", DSL, "v1", "init", version_id="shared")
 
 
 def test_a_versions_dsl_and_lineage_never_change(reg):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="v1")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="v1")
     with pytest.raises(WorkflowVersionImmutableError, match="new version"):
         reg.create_workflow_version(
-            "wf", {**DSL, "model": "other"}, "v1", "init", wf_version_id="v1"
+            "wf", {**DSL, "model": "other"}, "v1", "init", version_id="v1"
         )
     with pytest.raises(WorkflowVersionImmutableError):
-        reg.create_workflow_version("wf", DSL, "v1", "mutation", wf_version_id="v1")
+        reg.create_workflow_version("wf", DSL, "v1", "mutation", version_id="v1")
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_a_versions_dsl_and_lineage_never_change(reg):
         ({"operation": "evolve"}, "operation='evolve'"),
         ({"commit_message": None}, "no commit_message"),
         ({"dsl": None}, "no dsl"),
-        ({"wf_version_id": ""}, "non-empty"),
+        ({"version_id": ""}, "non-empty"),
         ({"workflow_id": ""}, "workflow_id is required"),
     ],
 )
@@ -237,14 +237,14 @@ def test_dsl_that_is_not_json_is_refused_before_the_database(reg):
 
 
 def test_lineage_of_crossovers_and_mutations(reg):
-    a = reg.create_workflow_version("wf", {"g": "a"}, "seed a", "init", wf_version_id="a")
-    b = reg.create_workflow_version("wf", {"g": "b"}, "seed b", "immigrant", wf_version_id="b")
+    a = reg.create_workflow_version("wf", {"g": "a"}, "seed a", "init", version_id="a")
+    b = reg.create_workflow_version("wf", {"g": "b"}, "seed b", "immigrant", version_id="b")
     c = reg.create_workflow_version(
         "wf",
         {"g": "ab"},
         "cross",
         "crossover",
-        wf_version_id="c",
+        version_id="c",
         parent_version_ids=["a", "b"],
         generation_id="g1",
     )
@@ -253,7 +253,7 @@ def test_lineage_of_crossovers_and_mutations(reg):
         {"g": "ab'"},
         "mutate",
         "mutation",
-        wf_version_id="d",
+        version_id="d",
         parent_version_ids=["c"],
         generation_id="g2",
     )
@@ -277,7 +277,7 @@ def test_a_dsl_that_is_a_flow_shape_makes_a_runnable_version(reg, db_url):
 
     flow = diamond()
     made = reg.create_workflow_version(
-        "diamond", extract_flow_shape(flow), "from the registry", "init", wf_version_id="diamond-v1"
+        "diamond", extract_flow_shape(flow), "from the registry", "init", version_id="diamond-v1"
     )
     assert made.runnable
     other = reg.create_workflow_version("notes", {"text": "not a flow"}, "m", "init")
@@ -308,13 +308,13 @@ def test_a_dsl_that_is_a_flow_shape_makes_a_runnable_version(reg, db_url):
 
 @pytest.mark.parametrize("invocation_id", ["", "  ", None])
 def test_an_invocation_id_is_required_and_never_generated(reg, invocation_id):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     with pytest.raises(InvocationIdRequiredError, match="Cannot auto-generate"):
         reg.create_invocation(invocation_id, "ver")
 
 
 def test_invocation_defaults_and_inferred_workflow(reg, db_url):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     made = reg.create_invocation("inv", "ver", owner_id="clerk_9")
     assert (made.workflow_id, made.action, made.warnings) == ("wf", "created", [])
     with psycopg.connect(db_url) as conn:
@@ -326,8 +326,8 @@ def test_invocation_defaults_and_inferred_workflow(reg, db_url):
 
 
 def test_invocation_version_checks(reg):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
-    reg.create_workflow_version("wf_other", DSL, "v1", "init", wf_version_id="other")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
+    reg.create_workflow_version("wf_other", DSL, "v1", "init", version_id="other")
     with pytest.raises(VersionNotFoundError, match="Workflow version missing not found"):
         reg.create_invocation("inv", "missing")
     with pytest.raises(WorkflowMismatchError, match="belongs to workflow wf, not wf_other"):
@@ -351,7 +351,7 @@ def test_invocation_version_checks(reg):
     ],
 )
 def test_partial_evolution_context_warns(reg, run_id, generation_id, expected):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     made = reg.create_invocation("inv", "ver", run_id=run_id, generation_id=generation_id)
     assert _codes(made) == expected
 
@@ -359,7 +359,7 @@ def test_partial_evolution_context_warns(reg, run_id, generation_id, expected):
 def test_update_invocation_status_end_time_and_cost(reg):
     import datetime
 
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     reg.create_invocation("inv", "ver")
     cost = reg.update_invocation("inv", usd_cost=0.0125)
     assert (cost.status, cost.usd_cost, cost.end_time) == ("running", 0.0125, None)
@@ -422,7 +422,7 @@ def test_racing_version_creation_with_one_id(reg, db_url):
     results, errors = _race(
         db_url,
         lambda r: r.create_workflow_version(
-            "wf", DSL, "v1", "init", wf_version_id="ver", on_existing="error"
+            "wf", DSL, "v1", "init", version_id="ver", on_existing="error"
         ),
     )
     assert len(results) == 1 and results[0].action == "created"
@@ -437,7 +437,7 @@ def test_racing_generated_versions_number_uniquely(reg, db_url):
 
 
 def test_racing_invocations_with_one_id(reg, db_url):
-    reg.create_workflow_version("wf", DSL, "v1", "init", wf_version_id="ver")
+    reg.create_workflow_version("wf", DSL, "v1", "init", version_id="ver")
     results, errors = _race(db_url, lambda r: r.create_invocation("inv", "ver"))
     assert errors == []
     assert sorted(r.action for r in results) == ["created"] + ["updated"] * 7

@@ -182,7 +182,8 @@ def test_delete_flow_and_data_removes_runs_and_all_their_rows(conn):
     install(conn, other)
     kept = start(conn, "other_diamond", {"n": 1})
     drain(conn, other)
-    conn.execute("SELECT charter.delete_flow_and_data('diamond')")
+    deleted = conn.execute("SELECT charter.delete_flow_and_data('diamond')").fetchone()[0]
+    assert deleted == {"deleted": True, "runs": 1, "versions": 1}
     for table in ("runs", "tasks", "step_states", "inbox", "step_receipts", "step_executions"):
         column = "id" if table == "runs" else "run_id"
         remaining = conn.execute(

@@ -45,16 +45,18 @@ def test_client_errors_are_clear(db_url):
             client.start("not_a_flow", {})
         with pytest.raises(RunNotFoundError):
             client.get_run("missing")
-        with pytest.raises(RunInputError, match="not JSON"):
-            client.start(diamond(), {"n": {1, 2}})
-        with pytest.raises(RunInputError, match="replace NaN with null"):
-            client.start(diamond(), float("nan"))
         run_id = client.start(diamond(), {"n": 1}, run_id="taken")
+        with pytest.raises(RunInputError, match="not JSON"):
+            client.start("diamond", {"n": {1, 2}})
+        with pytest.raises(RunInputError, match="replace NaN with null"):
+            client.start("diamond", float("nan"))
+        with pytest.raises(RunInputError, match="does not match what step 'seed'"):
+            client.start(diamond(), [1, 2])  # seed takes a dict
         with pytest.raises(RunIdConflictError):
             client.start("diamond", {"n": 2}, run_id="taken")
         with pytest.raises(RunWaitTimeoutError) as caught:
             client.wait(run_id, timeout=0.5)  # no worker is running
-        assert "Is a worker running for flow 'diamond'" in caught.value.message
+        assert "No live worker runs the code of diamond v1" in caught.value.message
         with pytest.raises(RunStateError):
             client.retry(run_id)
         assert client.cancel(run_id) == "cancelled"

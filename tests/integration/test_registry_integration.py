@@ -36,14 +36,14 @@ def test_the_async_registry_has_the_same_calls(db_url):
 def test_charter_lineage_prints_the_ancestry(db_url):
     with Client(db_url) as client:
         reg = client.registry
-        reg.create_workflow_version("wf", {"g": 1}, "seed one", "init", wf_version_id="p1")
-        reg.create_workflow_version("wf", {"g": 2}, "seed two", "immigrant", wf_version_id="p2")
+        reg.create_workflow_version("wf", {"g": 1}, "seed one", "init", version_id="p1")
+        reg.create_workflow_version("wf", {"g": 2}, "seed two", "immigrant", version_id="p2")
         reg.create_workflow_version(
             "wf",
             {"g": 3},
             "the child",
             "crossover",
-            wf_version_id="kid",
+            version_id="kid",
             parent_version_ids=["p1", "p2"],
             generation_id="7",
         )

@@ -5,9 +5,11 @@ import threading
 import time
 
 import psycopg
+import pytest
 
 from charter import Flow
 from charter.client import Client
+from charter.errors import RunInputError
 
 from ..engine import evidence
 from ..flows_for_tests import analyze_site, diamond
@@ -110,7 +112,11 @@ def test_input_that_fails_the_type_hints_is_a_recorded_error_not_retried(db_url)
     def total(run: list[int]) -> int:
         return sum(run)
 
-    run = _failed(db_url, flow, {"not": "a list"})
+    with running_worker(db_url, flow), Client(db_url) as client:
+        # A Flow object refuses such an input at the door; by slug it reaches the step.
+        with pytest.raises(RunInputError, match="does not match what step 'total'"):
+            client.start(flow, {"not": "a list"})
+        run = client.wait(client.start("typed", {"not": "a list"}), timeout=30)
     assert run.error["code"] == "STEP_INPUT_INVALID" and "the run input" in run.error["message"]
     assert run.steps[0].attempts == 1
 

@@ -118,6 +118,15 @@ def connect_timeout() -> int:
     return seconds
 
 
+def pool_conninfo(target: DatabaseTarget, application_name: str) -> str:
+    """The connection string a pool uses: the target's, with charter's connect timeout and
+    an application name (both unless the URL sets them)."""
+    params = conninfo.conninfo_to_dict(target.url)
+    params.setdefault("connect_timeout", str(connect_timeout()))
+    params.setdefault("application_name", application_name)
+    return conninfo.make_conninfo("", **params)
+
+
 def connect(
     target: DatabaseTarget | str, *, autocommit: bool = True, **kwargs: Any
 ) -> psycopg.Connection[Any]:

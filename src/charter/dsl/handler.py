@@ -77,6 +77,10 @@ class HandlerSpec:
             ) from None
         return value
 
+    def adapter(self, name: str) -> pydantic.TypeAdapter[Any] | None:
+        """The validator of parameter ``name`` (``"return"``: of the result), if hinted."""
+        return self._adapters.get(name)
+
     def _validated(self, name: str, value: Any) -> Any:
         adapter = self._adapters.get(name)
         if adapter is None:

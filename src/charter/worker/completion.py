@@ -17,10 +17,10 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from charter.backoff import Backoff
 from charter.db.queries import query
 from charter.payloads import json_text
 from charter.vocabulary import FailureKind
-from charter.worker.backoff import Backoff
 from charter.worker.task import Outcome, plain_error
 
 log = logging.getLogger("charter.worker")

@@ -34,12 +34,12 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget
 from charter.db.queries import query
 from charter.dsl.flow import Flow
 from charter.vocabulary import FailureKind
-from charter.worker.backoff import Backoff, short
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.execute import Executor
 from charter.worker.task import Outcome, Task, plain_error, task_from_row

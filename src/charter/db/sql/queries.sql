@@ -44,12 +44,29 @@ SELECT charter.cancel_run(%(run_id)s);
 SELECT charter.retry_run(%(run_id)s);
 
 -- name: list_runs
-SELECT charter.get_run(r.id)
-  FROM charter.runs AS r
- WHERE (%(flow)s::text IS NULL OR r.workflow_slug = %(flow)s)
-   AND (%(status)s::text IS NULL OR r.status = %(status)s)
- ORDER BY r.created_at DESC, r.id
- LIMIT %(limit)s;
+SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s);
+
+-- name: get_runs
+SELECT charter.get_runs(%(run_ids)s::text[]);
+
+-- name: start_runs
+SELECT charter.start_runs(%(flow)s, %(inputs)s::jsonb, %(run_ids)s::text[], %(org_id)s,
+                          %(version_id)s);
+
+-- name: check_flow
+SELECT charter.check_flow(%(slug)s, %(shape)s);
+
+-- name: list_workers
+SELECT charter.list_workers(%(include_stopped)s);
+
+-- name: queue_stats
+SELECT charter.queue_stats();
+
+-- name: delete_flow_and_data
+SELECT charter.delete_flow_and_data(%(slug)s);
+
+-- name: flow_summary
+SELECT charter.flow_summary(%(slug)s);
 
 -- name: claim_tasks
 -- The payload travels as text: the worker decodes it per task, so one payload too deep for

@@ -28,3 +28,6 @@ COMMENT ON TABLE charter.runs IS
     'One row per run: a projection of step_executions that charter.rebuild_run_projection() reproduces (WF-15).';
 
 CREATE INDEX runs_workflow_status_idx ON charter.runs (workflow_slug, status, created_at);
+
+-- Listing runs newest first, a page at a time, without a filter on the flow.
+CREATE INDEX runs_created_idx ON charter.runs (created_at DESC, id DESC);

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import random
 
-log = logging.getLogger("charter.worker")
+log = logging.getLogger("charter")
 
 
 class Backoff:

@@ -1,0 +1,44 @@
+-- Runs, newest first, optionally of one flow and one status, a page at a time: p_after is
+-- the id of the last run of the previous page. An unknown status or cursor is refused.
+CREATE OR REPLACE FUNCTION charter.list_runs(
+    p_flow_slug text DEFAULT NULL,
+    p_status text DEFAULT NULL,
+    p_limit integer DEFAULT 100,
+    p_after text DEFAULT NULL
+)
+RETURNS SETOF jsonb
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_after charter.runs;
+BEGIN
+    IF p_status IS NOT NULL AND p_status NOT IN ('running', 'completed', 'failed', 'cancelled') THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022',
+            MESSAGE = format('%L is not a run status', p_status),
+            HINT = 'Use running, completed, failed or cancelled.';
+    END IF;
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022',
+            MESSAGE = format('limit %s is out of range', p_limit),
+            HINT = 'Use a limit from 1 to 10000, and after= to page.';
+    END IF;
+    IF p_after IS NOT NULL THEN
+        SELECT * INTO v_after FROM charter.runs AS r WHERE r.id = p_after;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH022',
+                MESSAGE = format('after=%L names no run', p_after),
+                HINT = 'Pass the id of the last run of the previous page.';
+        END IF;
+    END IF;
+    RETURN QUERY
+    SELECT charter.get_run(r.id)
+      FROM charter.runs AS r
+     WHERE (p_flow_slug IS NULL OR r.workflow_slug = p_flow_slug)
+       AND (p_status IS NULL OR r.status = p_status)
+       AND (p_after IS NULL OR (r.created_at, r.id) < (v_after.created_at, v_after.id))
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT p_limit;
+END;
+$$;

@@ -1,0 +1,63 @@
+"""Workers and the queue as Python sees them (`charter workers`, `charter queue`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    id: str
+    hostname: str
+    pid: int
+    flows: list[str]
+    versions: list[str]  # the flow versions its code can run
+    concurrency: int
+    claimed: int  # tasks it holds now
+    alive: bool  # heartbeat within its lease, not stopped
+    started_at: datetime
+    last_heartbeat_at: datetime
+    stopped_at: datetime | None
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    flow: str
+    version_id: str
+    version: int
+    ready: int  # may run now
+    scheduled: int  # waiting for a retry delay or a start delay
+    running: int
+    oldest_ready_seconds: float | None
+    serving_workers: int  # live workers whose code runs this version
+
+
+def worker_info(data: dict[str, Any]) -> WorkerInfo:
+    return WorkerInfo(
+        id=data["id"],
+        hostname=data["hostname"],
+        pid=data["pid"],
+        flows=list(data["flows"]),
+        versions=list(data["versions"]),
+        concurrency=data["concurrency"],
+        claimed=data["claimed"],
+        alive=data["alive"],
+        started_at=datetime.fromisoformat(data["startedAt"]),
+        last_heartbeat_at=datetime.fromisoformat(data["lastHeartbeatAt"]),
+        stopped_at=datetime.fromisoformat(data["stoppedAt"]) if data["stoppedAt"] else None,
+    )
+
+
+def queue_entry(data: dict[str, Any]) -> QueueEntry:
+    return QueueEntry(
+        flow=data["flow"],
+        version_id=data["versionId"],
+        version=data["version"],
+        ready=data["ready"],
+        scheduled=data["scheduled"],
+        running=data["running"],
+        oldest_ready_seconds=data["oldestReadySeconds"],
+        serving_workers=data["servingWorkers"],
+    )

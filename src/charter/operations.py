@@ -1,0 +1,309 @@
+"""What the client does, written once and without I/O.
+
+Each operation is a generator of requests (:mod:`charter.store`): it yields a
+:class:`~charter.store.Call` and receives its result, and may handle an error the call
+raised. ``Client`` runs operations on a :class:`~charter.store.Store`, ``AsyncClient`` on
+an :class:`~charter.store.AsyncStore`; so every client method is one line in each.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from charter.canonical import canonical_hash
+from charter.compiler.flows import compile_flow, extract_flow_shape
+from charter.dsl.flow import Flow
+from charter.engine.inputs import run_input_json
+from charter.engine.runs import Run, run_from_json
+from charter.engine.workers import QueueEntry, WorkerInfo, queue_entry, worker_info
+from charter.errors import (
+    ArgumentError,
+    DatabaseUnreachableError,
+    FlowNotFoundError,
+    FlowShapeMismatchError,
+    PermissionDeniedError,
+    RunNotFoundError,
+    RunWaitTimeoutError,
+)
+from charter.payloads import json_text
+from charter.store import Call, Listen, Operation, first_value, single
+from charter.vocabulary import RunStatus
+
+_POLL_S = 1.0  # a missed notice costs at most this long
+
+
+@dataclass
+class ClientState:
+    """What a client remembers between calls: its org and the flows it already checked."""
+
+    org_id: str = "default"
+    verified: set[tuple[str, str]] = field(default_factory=set)
+
+
+def start(
+    state: ClientState,
+    flow: Flow | str,
+    input: Any,
+    run_id: str | None,
+    version_id: str | None,
+) -> Operation[str]:
+    slug = yield from _ensure(state, flow, version_id)
+    # A generated id is chosen here, not in SQL, so that resending after a lost connection
+    # finds the run it may already have started instead of starting a second one.
+    chosen = run_id if run_id is not None else str(uuid.uuid4())
+    params = {
+        "flow": slug,
+        "input": run_input_json(flow, input),
+        "run_id": text_argument(chosen, "run_id"),
+        "org_id": state.org_id,
+        "version_id": version_id,
+    }
+    started = yield Call("start_run", params, first_value, what=f"starting a run of '{slug}'")
+    return str(started["runId"])
+
+
+def start_many(
+    state: ClientState,
+    flow: Flow | str,
+    inputs: Sequence[Any],
+    run_ids: Sequence[str] | None,
+    version_id: str | None,
+) -> Operation[list[str]]:
+    if isinstance(inputs, str | bytes) or not isinstance(inputs, Sequence):
+        raise ArgumentError(f"start_many takes a list of inputs, one per run, not {inputs!r:.80}.")
+    if run_ids is not None and len(run_ids) != len(inputs):
+        raise ArgumentError(
+            f"start_many got {len(inputs)} inputs but {len(run_ids)} run ids; give one run "
+            "id per input, or none."
+        )
+    slug = yield from _ensure(state, flow, version_id)
+    ids = list(run_ids) if run_ids is not None else [str(uuid.uuid4()) for _ in inputs]
+    texts = [run_input_json(flow, value) for value in inputs]
+    params = {
+        "flow": slug,
+        "inputs": "[" + ",".join(texts) + "]",
+        "run_ids": [text_argument(rid, "run_id") for rid in ids],
+        "org_id": state.org_id,
+        "version_id": version_id,
+    }
+    started = yield Call(
+        "start_runs", params, first_value, what=f"starting {len(ids)} runs of '{slug}'"
+    )
+    return list(started)
+
+
+def get_run(run_id: str) -> Operation[Run]:
+    [run] = yield from get_runs([run_id])
+    return run
+
+
+def get_runs(run_ids: Sequence[str]) -> Operation[list[Run]]:
+    ids = [text_argument(rid, "run_id") for rid in run_ids]
+    found = yield Call("get_runs", {"run_ids": ids}, first_value)
+    runs = []
+    for rid, data in zip(ids, found, strict=True):
+        if data is None:
+            raise RunNotFoundError(f"Run {rid!r} does not exist. Check the run id.")
+        runs.append(run_from_json(data))
+    return runs
+
+
+def wait_many(run_ids: Sequence[str], timeout: float) -> Operation[list[Run]]:
+    """Wait until every run is completed, failed or cancelled; RunWaitTimeoutError after
+    ``timeout`` seconds (the runs go on). Rides through a database that is briefly gone."""
+    deadline = time.monotonic() + timeout
+    done: dict[str, Run] = {}
+    latest: dict[str, Run] = {}
+    unreachable: DatabaseUnreachableError | None = None
+    while True:
+        seen = yield Listen()  # before reading, so a notice during the read is not lost
+        pending = [rid for rid in run_ids if rid not in done]
+        try:
+            for run in (yield from get_runs(pending)):
+                latest[run.id] = run
+                if run.done:
+                    done[run.id] = run
+            unreachable = None
+        except DatabaseUnreachableError as exc:
+            unreachable = exc  # keep trying until the deadline
+        if len(done) == len(set(run_ids)):
+            return [done[rid] for rid in run_ids]
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _wait_timeout(
+                [latest.get(rid) for rid in run_ids if rid not in done], timeout, unreachable
+            )
+        yield Listen(seen, min(left, _POLL_S))
+
+
+def cancel(run_id: str) -> Operation[str]:
+    # Cancelling a cancelled run is a no-op, so resending is safe.
+    call = Call(
+        "cancel_run",
+        {"run_id": text_argument(run_id, "run_id")},
+        first_value,
+        what=f"cancelling run {run_id!r}",
+    )
+    return str((yield call))
+
+
+def retry(run_id: str) -> Operation[str]:
+    call = Call(
+        "retry_run",
+        {"run_id": text_argument(run_id, "run_id")},
+        first_value,
+        retry_safe=False,  # a second retry of a resumed run is refused as not failed
+        what=f"retrying run {run_id!r}",
+    )
+    return str((yield call))
+
+
+def list_runs(
+    flow: Flow | str | None, status: str | None, limit: int, after: str | None
+) -> Operation[list[Run]]:
+    if status is not None and status not in set(RunStatus):
+        raise ArgumentError(
+            f"status={status!r} is not a run status; use one of "
+            f"{', '.join(s.value for s in RunStatus)}."
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise ArgumentError(
+            f"limit={limit!r} must be a whole number from 1 to 10000; page with after=."
+        )
+    slug = flow.slug if isinstance(flow, Flow) else flow
+    params = {
+        "flow": None if slug is None else text_argument(slug, "flow"),
+        "status": status,
+        "limit": limit,
+        "after": None if after is None else text_argument(after, "after"),
+    }
+    rows = yield Call("list_runs", params, lambda rows: [row[0] for row in rows])
+    return [run_from_json(data) for data in rows]
+
+
+def list_workers(include_stopped: bool) -> Operation[list[WorkerInfo]]:
+    rows = yield Call(
+        "list_workers", {"include_stopped": include_stopped}, lambda rows: [r[0] for r in rows]
+    )
+    return [worker_info(data) for data in rows]
+
+
+def queue() -> Operation[list[QueueEntry]]:
+    rows = yield Call("queue_stats", {}, lambda rows: [r[0] for r in rows])
+    return [queue_entry(data) for data in rows]
+
+
+def flow_summary(slug: str) -> Operation[dict[str, Any] | None]:
+    summary: dict[str, Any] | None = yield Call(
+        "flow_summary", {"slug": text_argument(slug, "flow")}, first_value
+    )
+    return summary
+
+
+def delete_flow(slug: str) -> Operation[dict[str, Any]]:
+    call = Call(
+        "delete_flow_and_data",
+        {"slug": text_argument(slug, "flow")},
+        first_value,
+        retry_safe=False,
+        what=f"deleting flow {slug!r}",
+    )
+    return dict((yield call))
+
+
+def _ensure(state: ClientState, flow: Flow | str, version_id: str | None) -> Operation[str]:
+    """The flow's slug, once the database is known to hold this flow's shape: a missing flow
+    is compiled (when the role may), a changed one refused. A slug is taken as it is."""
+    if isinstance(flow, str):
+        return text_argument(flow, "flow")
+    if not isinstance(flow, Flow):
+        raise ArgumentError(f"flow must be a Flow or a flow slug, not {type(flow).__name__}.")
+    if version_id is not None:
+        return flow.slug
+    shape = extract_flow_shape(flow)
+    key = (flow.slug, canonical_hash(shape))
+    if key in state.verified:
+        return flow.slug
+    result = yield Call("check_flow", {"slug": flow.slug, "shape": Jsonb(shape)}, first_value)
+    if result["status"] == "missing":
+        compile_call = Call(
+            "ensure_flow_compiled",
+            {
+                "slug": flow.slug,
+                "shape": Jsonb(shape),
+                "mode": "production",  # a client never publishes a changed shape
+                "compiled": Jsonb(compile_flow(flow)),
+            },
+            first_value,
+            what=f"compiling flow '{flow.slug}'",
+        )
+        try:
+            result = yield compile_call
+        except PermissionDeniedError:
+            raise FlowNotFoundError(
+                f"Flow '{flow.slug}' is not in the database, and this database role may not "
+                "publish flows. Publish it as the schema's owner (`charter deploy MODULE`) "
+                "first."
+            ) from None
+    if result["status"] == "mismatch":
+        raise _mismatch(flow, list(result["differences"]))
+    if result["status"] == "verified":  # one just compiled might yet be rolled back
+        state.verified.add(key)
+    return flow.slug
+
+
+def text_argument(value: Any, name: str) -> str:
+    """A run id, slug or cursor as PostgreSQL can take it, or ArgumentError saying why not."""
+    if not isinstance(value, str):
+        raise ArgumentError(f"{name} must be a string, not {type(value).__name__}.")
+    if "\x00" in value:
+        raise ArgumentError(f"{name} {value!r} contains U+0000, which PostgreSQL cannot store.")
+    try:
+        json_text(value, name)
+    except Exception as exc:
+        raise ArgumentError(getattr(exc, "message", str(exc))) from None
+    if not 1 <= len(value) <= 200:
+        raise ArgumentError(f"{name} must be 1 to 200 characters long, not {len(value)}.")
+    return value
+
+
+def _mismatch(flow: Flow, differences: list[str]) -> FlowShapeMismatchError:
+    listed = "\n".join(f"  - {d}" for d in differences)
+    return FlowShapeMismatchError(
+        f"Flow '{flow.slug}' in the database has a different shape than the code:\n{listed}\n"
+        "Publish the code as a new version first (charter deploy MODULE, or a worker "
+        "started with --deploy), or start the run by slug to use the published version.",
+        flow_slug=flow.slug,
+        differences=differences,
+    )
+
+
+def _wait_timeout(
+    runs: list[Run | None], timeout: float, unreachable: DatabaseUnreachableError | None
+) -> RunWaitTimeoutError:
+    known = [run for run in runs if run is not None]
+    if len(runs) == 1 and known:
+        run = known[0]
+        pending = [s.slug for s in run.steps if s.status != "completed"]
+        message = (
+            f"Run {run.id} is still {run.status} after {timeout:g}s (steps not completed: "
+            f"{', '.join(pending) or 'none'}). "
+        )
+        if run.serving_workers == 0:
+            message += f"No live worker runs the code of {run.flow} v{run.version}. "
+        else:
+            message += f"Is a worker running for flow '{run.flow}'? "
+    else:
+        message = f"{len(runs)} runs are not finished after {timeout:g}s. "
+    if unreachable is not None:
+        message += f"The database was unreachable at the end ({unreachable.message}) "
+    return RunWaitTimeoutError(message + "The runs go on; wait again or check `charter status`.")
+
+
+__all__ = ["ClientState", "single"]

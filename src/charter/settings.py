@@ -1,0 +1,54 @@
+"""Settings read from ``CHARTER_…`` environment variables, each with its default.
+
+Every option of the ``charter`` command has a variable (the CLI shows it in ``--help``);
+the settings below are read where no option exists, e.g. by ``Client()`` in an app.
+"""
+
+from __future__ import annotations
+
+import os
+
+from charter.errors import ConfigurationError
+
+
+def env_int(name: str, default: int, *, minimum: int = 1) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ConfigurationError(
+            f"{name}={raw!r} is not a whole number of {minimum} or more; fix it or unset it "
+            f"for the default of {default}."
+        )
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= minimum:  # also refuses NaN
+        raise ConfigurationError(
+            f"{name}={raw!r} is not a number of {minimum:g} or more; fix it or unset it for "
+            f"the default of {default:g}."
+        )
+    return value
+
+
+def client_pool_size() -> int:
+    """Connections a Client or AsyncClient keeps (``CHARTER_POOL_SIZE``, default 4)."""
+    return env_int("CHARTER_POOL_SIZE", 4)
+
+
+def reconnect_seconds() -> float:
+    """How long a client keeps retrying a call that is safe to repeat while PostgreSQL is
+    unreachable, e.g. during a restart (``CHARTER_RECONNECT_SECONDS``, default 15)."""
+    return env_float("CHARTER_RECONNECT_SECONDS", 15.0)

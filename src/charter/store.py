@@ -1,0 +1,405 @@
+"""The one data-access layer: connections, named queries, errors and reconnects.
+
+Every client and registry operation is written once, without I/O, as a generator of
+:class:`Call` objects (see :mod:`charter.operations`): each call names a query of
+``sql/queries.sql``, its parameters, how to read the rows and whether it is safe to send
+again. :class:`Store` runs operations on a psycopg connection pool and :class:`AsyncStore`
+on an asyncio one; they differ only in ``await``. Both
+
+* use the caller's own connection when given one (``connection=``), as is, inside the
+  caller's transaction, without retries;
+* otherwise take a pooled autocommit connection, migrate the schema on first use (unless
+  told not to), and ride through a lost connection (a PostgreSQL restart, a broken pooled
+  connection) for calls that are safe to repeat, for up to ``reconnect_seconds``; a call
+  that is not safe to repeat raises ``DatabaseConnectionLostError`` saying how to check;
+* turn charter's SQLSTATEs into :class:`~charter.errors.CharterError` subclasses.
+
+The listener (:class:`RunListener` / :class:`AsyncRunListener`) keeps one ``LISTEN
+charter_runs`` connection per store, so ``wait`` hears of a finished run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
+
+from charter import settings
+from charter.backoff import Backoff, short
+from charter.db import connection as db
+from charter.db.migrate import migrate as migrate_schema
+from charter.db.queries import query
+from charter.db.sqlstate import charter_errors
+from charter.errors import DatabaseConnectionLostError, DatabaseUnreachableError
+
+log = logging.getLogger("charter.store")
+
+T = TypeVar("T")
+Rows = list[tuple[Any, ...]]
+_LOST = (psycopg.OperationalError, PoolTimeout)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One statement: a named query, its parameters, and how to read its rows."""
+
+    query: str
+    params: Mapping[str, Any]
+    parse: Callable[[Rows], T]
+    retry_safe: bool = True  # sending it twice has the effect of sending it once
+    what: str = ""  # for messages: "cancelling run 'r-1'"
+
+
+@dataclass(frozen=True)
+class Listen:
+    """A request to the store's run listener: with ``seen`` None, the counter of run notices
+    so far; otherwise wait until the counter moves past ``seen`` (a run may have changed)
+    or ``timeout`` seconds pass, and return the counter."""
+
+    seen: int | None = None
+    timeout: float = 0.0
+
+
+Request = Call[Any] | Listen
+# An operation yields requests and receives their results; an error a request raises is
+# thrown into it (so it may handle it), and what it returns is the operation's result.
+Operation = Generator[Request, Any, T]
+
+
+def single(call: Call[T]) -> Operation[T]:
+    """An operation of one call."""
+    result: T = yield call
+    return result
+
+
+def first_value(rows: Rows) -> Any:
+    return rows[0][0] if rows else None
+
+
+@dataclass
+class StoreOptions:
+    migrate: bool = True
+    pool_size: int = field(default_factory=settings.client_pool_size)
+    reconnect_seconds: float = field(default_factory=settings.reconnect_seconds)
+    application_name: str = "charter"
+
+
+class _StoreBase:
+    def __init__(self, target: db.DatabaseTarget, options: StoreOptions | None = None) -> None:
+        self.target = target
+        self.options = options or StoreOptions()
+
+    def _lost(self, call: Call[Any], exc: BaseException) -> DatabaseConnectionLostError:
+        return DatabaseConnectionLostError(
+            f"The connection to PostgreSQL at {self.target.display} broke while "
+            f"{call.what or call.query} ({short(exc)}), so charter cannot tell whether it took "
+            "effect, and sending it again could do it twice. Check the outcome (e.g. `charter "
+            "status RUN_ID`, `charter runs list`) before trying again."
+        )
+
+    def _gone(self, call: Call[Any], exc: BaseException) -> DatabaseUnreachableError:
+        return DatabaseUnreachableError(
+            f"PostgreSQL at {self.target.display} stayed unreachable for "
+            f"{self.options.reconnect_seconds:g}s while {call.what or call.query} "
+            f"({short(exc)}). Check that the server is running; CHARTER_RECONNECT_SECONDS "
+            "sets how long charter keeps trying."
+        )
+
+
+class Store(_StoreBase):
+    """Runs operations with a thread-safe connection pool (opened on first use)."""
+
+    def __init__(self, target: db.DatabaseTarget, options: StoreOptions | None = None) -> None:
+        super().__init__(target, options)
+        self._pool: ConnectionPool | None = None
+        self._lock = threading.Lock()
+        self._listener: RunListener | None = None
+
+    def perform(
+        self, operation: Operation[T], connection: psycopg.Connection[Any] | None = None
+    ) -> T:
+        """Run every request of ``operation`` in turn, feeding each result back to it."""
+        result: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                request = operation.throw(error) if error else operation.send(result)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            result, error = None, None
+            try:
+                if isinstance(request, Listen):
+                    result = self._listen(request)
+                else:
+                    result = self.execute(request, connection)
+            except Exception as exc:
+                error = exc
+
+    def _listen(self, request: Listen) -> int:
+        listener = self.listener()
+        if request.seen is None:
+            return listener.changes()
+        return listener.wait_for(request.seen, request.timeout)
+
+    def execute(self, call: Call[T], connection: psycopg.Connection[Any] | None = None) -> T:
+        if connection is not None:
+            with charter_errors():
+                cursor = connection.execute(query(call.query), call.params)
+                return call.parse(cursor.fetchall() if cursor.description else [])
+        backoff = Backoff()
+        deadline: float | None = None
+        while True:
+            try:
+                with self.pool().connection() as conn, charter_errors():
+                    cursor = conn.execute(query(call.query), call.params)
+                    return call.parse(cursor.fetchall() if cursor.description else [])
+            except _LOST as exc:
+                if not call.retry_safe and not isinstance(exc, PoolTimeout):
+                    raise self._lost(call, exc) from None
+                deadline = deadline or time.monotonic() + self.options.reconnect_seconds
+                if time.monotonic() >= deadline:
+                    raise self._gone(call, exc) from None
+                self.pool().check()  # drop every pooled connection the restart broke
+                time.sleep(backoff.next_delay() if backoff.attempts else 0)
+                backoff.attempts += 1
+
+    def pool(self) -> ConnectionPool:
+        with self._lock:
+            if self._pool is None:
+                with db.connect(self.target) as conn:  # clear errors before the pool tries
+                    if self.options.migrate:
+                        migrate_schema(conn)
+                self._pool = ConnectionPool(
+                    db.pool_conninfo(self.target, self.options.application_name),
+                    min_size=1,
+                    max_size=self.options.pool_size,
+                    timeout=db.connect_timeout(),
+                    kwargs={"autocommit": True},
+                    open=True,
+                )
+            return self._pool
+
+    def listener(self) -> RunListener:
+        with self._lock:
+            if self._listener is None:
+                self._listener = RunListener(self.target)
+            return self._listener
+
+    def close(self) -> None:
+        with self._lock:
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+
+class AsyncStore(_StoreBase):
+    """The asyncio twin of :class:`Store`."""
+
+    def __init__(self, target: db.DatabaseTarget, options: StoreOptions | None = None) -> None:
+        super().__init__(target, options)
+        self._pool: AsyncConnectionPool | None = None
+        self._lock = asyncio.Lock()
+        self._listener: AsyncRunListener | None = None
+
+    async def perform(
+        self, operation: Operation[T], connection: psycopg.AsyncConnection[Any] | None = None
+    ) -> T:
+        result: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                request = operation.throw(error) if error else operation.send(result)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            result, error = None, None
+            try:
+                if isinstance(request, Listen):
+                    result = await self._listen(request)
+                else:
+                    result = await self.execute(request, connection)
+            except Exception as exc:
+                error = exc
+
+    async def _listen(self, request: Listen) -> int:
+        listener = await self.listener()
+        if request.seen is None:
+            return listener.changes()
+        return await listener.wait_for(request.seen, request.timeout)
+
+    async def execute(
+        self, call: Call[T], connection: psycopg.AsyncConnection[Any] | None = None
+    ) -> T:
+        if connection is not None:
+            with charter_errors():
+                cursor = await connection.execute(query(call.query), call.params)
+                return call.parse(await cursor.fetchall() if cursor.description else [])
+        backoff = Backoff()
+        deadline: float | None = None
+        while True:
+            try:
+                pool = await self.pool()
+                async with pool.connection() as conn:
+                    with charter_errors():
+                        cursor = await conn.execute(query(call.query), call.params)
+                        return call.parse(await cursor.fetchall() if cursor.description else [])
+            except _LOST as exc:
+                if not call.retry_safe and not isinstance(exc, PoolTimeout):
+                    raise self._lost(call, exc) from None
+                deadline = deadline or time.monotonic() + self.options.reconnect_seconds
+                if time.monotonic() >= deadline:
+                    raise self._gone(call, exc) from None
+                await (await self.pool()).check()
+                await asyncio.sleep(backoff.next_delay() if backoff.attempts else 0)
+                backoff.attempts += 1
+
+    async def pool(self) -> AsyncConnectionPool:
+        async with self._lock:
+            if self._pool is None:
+                await asyncio.to_thread(self._prepare)
+                self._pool = AsyncConnectionPool(
+                    db.pool_conninfo(self.target, self.options.application_name),
+                    min_size=1,
+                    max_size=self.options.pool_size,
+                    timeout=db.connect_timeout(),
+                    kwargs={"autocommit": True},
+                    open=False,
+                )
+                await self._pool.open()
+            return self._pool
+
+    def _prepare(self) -> None:
+        with db.connect(self.target) as conn:
+            if self.options.migrate:
+                migrate_schema(conn)
+
+    async def listener(self) -> AsyncRunListener:
+        async with self._lock:
+            if self._listener is None:
+                self._listener = AsyncRunListener(self.target)
+            return self._listener
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._listener is not None:
+                await self._listener.close()
+                self._listener = None
+            if self._pool is not None:
+                await self._pool.close()
+                self._pool = None
+
+
+class RunListener:
+    """One ``LISTEN charter_runs`` connection on a thread; ``wait_for(run_ids, timeout)``
+    returns when one of them may have changed, or after ``timeout``. It reconnects on its
+    own (waking every waiter, since a notice may have been missed)."""
+
+    def __init__(self, target: db.DatabaseTarget) -> None:
+        self._target = target
+        self._changed = threading.Condition()
+        self._version = 0
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._listen, name="charter-listener", daemon=True)
+        self._thread.start()
+
+    def changes(self) -> int:
+        """A counter that moves on every notice; pass it to ``wait_for``."""
+        with self._changed:
+            return self._version
+
+    def wait_for(self, seen: int, timeout: float) -> int:
+        with self._changed:
+            self._changed.wait_for(lambda: self._version != seen, timeout)
+            return self._version
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(2)
+
+    def _bump(self) -> None:
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    def _listen(self) -> None:
+        backoff = Backoff()
+        while not self._closed.is_set():
+            try:
+                with psycopg.connect(
+                    db.pool_conninfo(self._target, "charter-listener"), autocommit=True
+                ) as conn:
+                    conn.execute("LISTEN charter_runs")
+                    backoff.reset()
+                    self._bump()
+                    while not self._closed.is_set():
+                        for _ in conn.notifies(timeout=0.5):
+                            self._bump()
+            except psycopg.Error as exc:
+                if self._closed.is_set():
+                    return
+                delay = backoff.next_delay()
+                log.debug(
+                    "run listener lost its connection (%s); again in %.1fs", short(exc), delay
+                )
+                self._bump()
+                self._closed.wait(delay)
+
+
+class AsyncRunListener:
+    """The asyncio twin of :class:`RunListener`, a task on the running loop."""
+
+    def __init__(self, target: db.DatabaseTarget) -> None:
+        self._target = target
+        self._changed = asyncio.Condition()
+        self._version = 0
+        self._task = asyncio.get_running_loop().create_task(self._listen())
+
+    def changes(self) -> int:
+        return self._version
+
+    async def wait_for(self, seen: int, timeout: float) -> int:
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self._version != seen), timeout
+                )
+            return self._version
+
+    async def close(self) -> None:
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _bump(self) -> None:
+        async with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    async def _listen(self) -> None:
+        backoff = Backoff()
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    db.pool_conninfo(self._target, "charter-listener"), autocommit=True
+                ) as conn:
+                    await conn.execute("LISTEN charter_runs")
+                    backoff.reset()
+                    await self._bump()
+                    async for _ in conn.notifies():
+                        await self._bump()
+            except psycopg.Error as exc:
+                delay = backoff.next_delay()
+                log.debug(
+                    "run listener lost its connection (%s); again in %.1fs", short(exc), delay
+                )
+                await self._bump()
+                await asyncio.sleep(delay)
