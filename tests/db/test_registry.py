@@ -182,9 +182,7 @@ def test_existing_version_options(reg):
     )
     assert skipped.action == "skipped" and skipped.warnings[0].code == "VERSION_EXISTS_SKIPPED"
     with pytest.raises(VersionExistsError):
-        reg.create_workflow_version(
-            "wf", DSL, "v1c", "init", version_id="ver", on_existing="error"
-        )
+        reg.create_workflow_version("wf", DSL, "v1c", "init", version_id="ver", on_existing="error")
     updated = reg.create_workflow_version(
         "wf", DSL, "better message", "init", version_id="ver", generation_id="gen-3"
     )
@@ -200,9 +198,7 @@ def test_a_version_id_of_another_workflow_is_an_error(reg):
 def test_a_versions_dsl_and_lineage_never_change(reg):
     reg.create_workflow_version("wf", DSL, "v1", "init", version_id="v1")
     with pytest.raises(WorkflowVersionImmutableError, match="new version"):
-        reg.create_workflow_version(
-            "wf", {**DSL, "model": "other"}, "v1", "init", version_id="v1"
-        )
+        reg.create_workflow_version("wf", {**DSL, "model": "other"}, "v1", "init", version_id="v1")
     with pytest.raises(WorkflowVersionImmutableError):
         reg.create_workflow_version("wf", DSL, "v1", "mutation", version_id="v1")
 
