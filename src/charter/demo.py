@@ -13,7 +13,6 @@ import time
 import uuid
 from typing import Any
 
-import psycopg
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -22,9 +21,9 @@ from charter.client import AsyncClient
 from charter.db import connection
 from charter.db.connection import DatabaseTarget
 from charter.db.migrate import migrate
-from charter.db.queries import query
 from charter.dsl.flow import Flow
 from charter.engine.flows import deploy_flow
+from charter.store import AsyncStore, Call
 from charter.worker.runner import Worker, WorkerSettings
 
 site_audit = Flow("charter_demo_site_audit", max_attempts=4, base_delay=0, timeout=30)
@@ -77,32 +76,28 @@ async def _demo(target: DatabaseTarget, console: Console, runs: int) -> int:
     serving = [asyncio.create_task(w.serve()) for w in workers]
     started = time.monotonic()
     async with AsyncClient(target.url, migrate=False) as client:
-        run_ids = [
-            await client.start(
-                site_audit,
-                {"site": f"site{n}.example", "pages": random.randint(0, 12)},
-                run_id=f"demo-{batch}-{n:04d}",
-            )
-            for n in range(runs)
-        ]
-        await _watch(target, f"demo-{batch}-%", runs, console)
+        run_ids = await client.start_many(
+            site_audit,
+            [{"site": f"site{n}.example", "pages": random.randint(0, 12)} for n in range(runs)],
+            [f"demo-{batch}-{n:04d}" for n in range(runs)],
+        )
+        await _watch(client.store, f"demo-{batch}-%", runs, console)
         elapsed = time.monotonic() - started
         for worker in workers:
             worker.stop()
         await asyncio.gather(*serving)
         sample = [await client.get_run(run_id) for run_id in run_ids[:3]]
-    with connection.connect(target) as conn:
-        rows = conn.execute(query("demo_step_stats"), {"prefix": f"demo-{batch}-%"}).fetchall()
-        outcome = dict(
-            conn.execute(query("demo_run_outcomes"), {"prefix": f"demo-{batch}-%"}).fetchall()
-        )
+        prefix = {"prefix": f"demo-{batch}-%"}
+        rows = await client.store.execute(Call("demo_step_stats", prefix, list))
+        counts = await client.store.execute(Call("demo_run_outcomes", prefix, list))
+        outcome: dict[str, int] = dict(counts)
     _print_stats(console, rows, outcome, runs, elapsed)
     for run in sample:
         console.print(f"  {run.id}: {run.output['report'] if run.output else run.error}")
     return 0 if outcome.get("completed", 0) == runs else 1
 
 
-async def _watch(target: DatabaseTarget, prefix: str, total: int, console: Console) -> None:
+async def _watch(store: AsyncStore, prefix: str, total: int, console: Console) -> None:
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -112,13 +107,12 @@ async def _watch(target: DatabaseTarget, prefix: str, total: int, console: Conso
         transient=False,
     ) as progress:
         bar = progress.add_task("runs finished", total=total)
-        async with await psycopg.AsyncConnection.connect(target.url, autocommit=True) as conn:
-            finished = 0
-            while finished < total:
-                await asyncio.sleep(0.1)
-                cur = await conn.execute(query("demo_run_outcomes"), {"prefix": prefix})
-                finished = sum(n for status, n in await cur.fetchall() if status != "running")
-                progress.update(bar, completed=finished)
+        finished = 0
+        while finished < total:
+            await asyncio.sleep(0.1)
+            counts = await store.execute(Call("demo_run_outcomes", {"prefix": prefix}, list))
+            finished = sum(n for status, n in counts if status != "running")
+            progress.update(bar, completed=finished)
 
 
 def _print_stats(

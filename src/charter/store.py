@@ -84,6 +84,32 @@ def first_value(rows: Rows) -> Any:
     return rows[0][0] if rows else None
 
 
+def perform(connection: psycopg.Connection[Any], request: Operation[T] | Call[T]) -> T:
+    """Run an operation (or one call) on a connection of the caller's, without a Store: in
+    the caller's transaction, with no retries (migrations, start-up checks, tests)."""
+    operation = single(request) if isinstance(request, Call) else request
+    result: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            step = operation.throw(error) if error else operation.send(result)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        result, error = None, None
+        if isinstance(step, Listen):
+            raise TypeError("waiting for runs needs a Store, not a bare connection")
+        try:
+            result = _execute_on(connection, step)
+        except Exception as exc:
+            error = exc
+
+
+def _execute_on(connection: psycopg.Connection[Any], call: Call[T]) -> T:
+    with charter_errors():
+        cursor = connection.execute(query(call.query), call.params)
+        return call.parse(cursor.fetchall() if cursor.description else [])
+
+
 @dataclass
 class StoreOptions:
     migrate: bool = True
@@ -151,16 +177,13 @@ class Store(_StoreBase):
 
     def execute(self, call: Call[T], connection: psycopg.Connection[Any] | None = None) -> T:
         if connection is not None:
-            with charter_errors():
-                cursor = connection.execute(query(call.query), call.params)
-                return call.parse(cursor.fetchall() if cursor.description else [])
+            return _execute_on(connection, call)
         backoff = Backoff()
         deadline: float | None = None
         while True:
             try:
-                with self.pool().connection() as conn, charter_errors():
-                    cursor = conn.execute(query(call.query), call.params)
-                    return call.parse(cursor.fetchall() if cursor.description else [])
+                with self.pool().connection() as conn:
+                    return _execute_on(conn, call)
             except _LOST as exc:
                 if not call.retry_safe and not isinstance(exc, PoolTimeout):
                     raise self._lost(call, exc) from None

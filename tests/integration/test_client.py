@@ -140,8 +140,10 @@ def test_charter_run_and_status_on_the_command_line(tmp_path, db_url):
         )
         assert waited.returncode == 0, waited.stderr
         assert json.loads(waited.stdout) == {"double": 42}
-        started = charter("run", "cliflows", "--input", '{"x": 1}')
+        started = charter("run", "cliflows:", "--input", '{"x": 1}')  # a module of one flow
         assert started.returncode == 0 and len(started.stdout.strip()) == 36
+        by_slug = charter("run", "cli_flow", "--input", '{"x": 2}', "--wait")  # imports nothing
+        assert by_slug.returncode == 0 and json.loads(by_slug.stdout) == {"double": 4}
     finally:
         worker.terminate()
         worker.wait(30)

@@ -1,0 +1,66 @@
+"""What the commands share: the consoles, the database target, reading JSON arguments."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from charter.db import connection
+from charter.errors import ArgumentError, CharterError, ConfigurationError
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+log = logging.getLogger("charter")
+
+# Exit codes: 0 ok, 1 a charter error, 2 usage (argparse), 3 the embedded server is not
+# running (`charter db status`, as `pg_ctl status`), 4 a run failed or was cancelled
+# (`charter run --wait`), 5 waiting timed out (the run goes on), 130 interrupted.
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_NOT_RUNNING = 3
+EXIT_RUN_FAILED = 4
+EXIT_WAIT_TIMEOUT = 5
+
+
+def target(database_url: str | None) -> connection.DatabaseTarget:
+    resolved = connection.resolve(database_url)
+    assert resolved is not None  # resolve() starts the embedded server when needed
+    if resolved.embedded is not None:
+        log.info(
+            "using charter's embedded PostgreSQL %s in %s",
+            resolved.embedded.version,
+            resolved.embedded.data_dir,
+        )
+    return resolved
+
+
+def json_argument(text: str, option: str, *, error: type[CharterError] = ConfigurationError) -> Any:
+    """A JSON value given inline, as ``@FILE``, or as ``-`` (standard input)."""
+    source = option
+    if text == "-":
+        text, source = sys.stdin.read(), f"{option} - (standard input)"
+    elif text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ArgumentError(f"{option} {text}: cannot read {path} ({exc}).") from None
+        source = f"{option} @{path}"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}). "
+            'Quote it for your shell, e.g. \'{"url": "https://example.com"}\', or pass @file.json.'
+        ) from None
+    except RecursionError:
+        raise error(f"{source} nests too deeply to read; flatten it.") from None
+
+
+def print_json(value: Any) -> None:
+    out.print(json.dumps(value, indent=2, ensure_ascii=False, default=str), markup=False)

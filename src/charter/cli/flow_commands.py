@@ -1,0 +1,169 @@
+"""`charter worker`, `charter deploy`, `charter compile` and `charter flows delete`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from rich.prompt import Confirm
+
+from charter import operations as ops
+from charter.cli.common import err, log, out, target
+from charter.cli.options import flag, option, positive_float, positive_int
+from charter.client import Client
+from charter.db import connection
+from charter.db import migrate as migrations
+from charter.engine.flows import deploy_flow, flow_sql
+from charter.engine.mode import detect_mode
+from charter.errors import ArgumentError, FlowNotFoundError
+from charter.worker.loader import load_flows
+from charter.worker.runner import Worker, WorkerSettings
+from charter.worker.startup import prepare_flows
+
+
+def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = commands.add_parser(
+        "worker", help="run flows: make sure the database has them, then work on their tasks"
+    )
+    worker.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    flag(worker, "--deploy", help="publish a flow whose shape changed as a new version")
+    defaults = WorkerSettings()
+    option(worker, "--concurrency", type=positive_int, default=defaults.concurrency,
+           help="tasks run at once")  # fmt: skip
+    option(worker, "--batch-size", type=positive_int, default=defaults.batch_size,
+           help="tasks claimed per query")  # fmt: skip
+    option(worker, "--lease-seconds", type=positive_int, default=defaults.lease_seconds,
+           help="how long a claimed task stays ours without a heartbeat")  # fmt: skip
+    option(worker, "--poll-interval", type=positive_float, default=defaults.poll_interval,
+           help="seconds between polls when idle")  # fmt: skip
+    option(worker, "--grace", type=positive_float, default=defaults.grace_seconds,
+           help="seconds in-flight tasks get to finish on SIGTERM")  # fmt: skip
+    option(worker, "--block-warning", type=positive_float,
+           default=defaults.block_warning_seconds,
+           help="seconds the event loop may be blocked before the log names the step")  # fmt: skip
+    option(worker, "--pool-size", type=positive_int, default=defaults.pool_size,
+           help="database connections of the worker")  # fmt: skip
+    flag(worker, "--check-only", help="ensure the flows are compiled, then exit without working")
+    worker.set_defaults(handler=worker_command)
+
+    deploy = commands.add_parser(
+        "deploy", help="publish flows whose shape changed as new versions (deletes nothing)"
+    )
+    deploy.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    deploy.set_defaults(handler=deploy_command)
+
+    compile_ = commands.add_parser(
+        "compile", help="print the SQL that publishes flows (for migration files)"
+    )
+    compile_.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    compile_.set_defaults(handler=compile_command)
+
+    flows = commands.add_parser("flows", help="manage flows in the database")
+    actions = flows.add_subparsers(title="flows commands", required=True, metavar="ACTION")
+    delete = actions.add_parser(
+        "delete", help="delete a flow with all its versions, runs and evidence (asks first)"
+    )
+    delete.add_argument("slug", metavar="SLUG")
+    flag(delete, "--yes", help="do not ask for confirmation")
+    flag(delete, "--force", help="required as well in production")
+    delete.set_defaults(handler=flows_delete_command)
+
+
+def worker_command(
+    *,
+    database_url: str | None,
+    flows: str,
+    deploy: bool,
+    concurrency: int,
+    batch_size: int,
+    lease_seconds: int,
+    poll_interval: float,
+    grace: float,
+    block_warning: float,
+    pool_size: int,
+    check_only: bool,
+) -> int:
+    loaded = load_flows(flows)
+    resolved = target(database_url)
+    with connection.connect(resolved) as conn:
+        migrations.migrate(conn)
+        mode = detect_mode(resolved)
+        prepare_flows(conn, loaded, mode=mode, deploy=deploy, spec=flows)
+    if check_only:
+        log.info("flows ready: %s", ", ".join(f.slug for f in loaded))
+        return 0
+    settings = WorkerSettings(
+        concurrency=concurrency,
+        batch_size=batch_size,
+        lease_seconds=lease_seconds,
+        poll_interval=poll_interval,
+        grace_seconds=grace,
+        block_warning_seconds=block_warning,
+        pool_size=pool_size,
+    )
+    worker = Worker(loaded, resolved, settings)
+    asyncio.run(worker.serve(install_signals=True))
+    if worker.has_running_threads:
+        # A sync handler still running past the grace period cannot be interrupted; its
+        # task returns through its lease. Do not let the interpreter wait for it.
+        logging.shutdown()
+        os._exit(0)
+    return 0
+
+
+def deploy_command(*, database_url: str | None, flows: str) -> int:
+    loaded = load_flows(flows)
+    with connection.connect(target(database_url)) as conn:
+        migrations.migrate(conn)
+        for flow in loaded:
+            result = deploy_flow(conn, flow)
+            out.print(
+                f"flow '{flow.slug}': {result.status} (version {result.version}, "
+                f"{result.version_id})"
+            )
+            for difference in result.differences:
+                out.print(f"  - {difference}")
+    return 0
+
+
+def compile_command(*, flows: str) -> int:
+    for flow in load_flows(flows):
+        out.print(flow_sql(flow), markup=False, end="")
+    return 0
+
+
+def flows_delete_command(*, database_url: str | None, slug: str, yes: bool, force: bool) -> int:
+    resolved = target(database_url)
+    mode = detect_mode(resolved)
+    if mode == "production" and not force:
+        raise ArgumentError(
+            f"This is a production database ({resolved.display}): deleting flow '{slug}' "
+            "with its runs and evidence cannot be undone. Add --force to confirm that you "
+            "mean it (and --yes to skip the question)."
+        )
+    with Client(resolved.url) as client:
+        summary = client.store.perform(ops.flow_summary(slug))
+        if summary is None:
+            raise FlowNotFoundError(f"There is no flow '{slug}' in {resolved.display}.")
+        by_status = ", ".join(f"{n} {s}" for s, n in sorted(summary["runsByStatus"].items()))
+        what = f"flow '{slug}': {summary['versions']} versions, {summary['runs']} runs" + (
+            f" ({by_status})" if by_status else ""
+        )
+        if not yes:
+            if not sys.stdin.isatty():
+                raise ArgumentError(
+                    f"Deleting {what} needs confirmation, and there is no terminal to ask "
+                    "on; add --yes."
+                )
+            if not Confirm.ask(f"Delete {what}, with all their evidence?", console=err):
+                out.print("nothing deleted")
+                return 1
+        deleted = client.store.perform(ops.delete_flow(slug))
+    out.print(
+        f"deleted flow '{slug}': {deleted['versions']} versions and {deleted['runs']} runs "
+        "with their tasks and evidence"
+    )
+    return 0
