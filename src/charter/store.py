@@ -9,9 +9,10 @@ on an asyncio one; they differ only in ``await``. Both
 * use the caller's own connection when given one (``connection=``), as is, inside the
   caller's transaction, without retries;
 * otherwise take a pooled autocommit connection, migrate the schema on first use (unless
-  told not to), and ride through a lost connection (a PostgreSQL restart, a broken pooled
-  connection) for calls that are safe to repeat, for up to ``reconnect_seconds``; a call
-  that is not safe to repeat raises ``DatabaseConnectionLostError`` saying how to check;
+  told not to; a role that may not migrate checks that the schema is current instead), and
+  ride through a lost connection (a PostgreSQL restart, a broken pooled connection) for
+  calls that are safe to repeat, for up to ``reconnect_seconds``; a call that is not safe
+  to repeat raises ``DatabaseConnectionLostError`` saying how to check;
 * turn charter's SQLSTATEs into :class:`~charter.errors.CharterError` subclasses.
 
 The listener (:class:`RunListener` / :class:`AsyncRunListener`) keeps one ``LISTEN
@@ -35,7 +36,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from charter import settings
 from charter.backoff import Backoff, short
 from charter.db import connection as db
-from charter.db.migrate import migrate as migrate_schema
+from charter.db.migrate import ensure_current
 from charter.db.queries import query
 from charter.db.sqlstate import charter_errors
 from charter.errors import DatabaseConnectionLostError, DatabaseUnreachableError
@@ -199,7 +200,7 @@ class Store(_StoreBase):
             if self._pool is None:
                 with db.connect(self.target) as conn:  # clear errors before the pool tries
                     if self.options.migrate:
-                        migrate_schema(conn)
+                        ensure_current(conn)
                 self._pool = ConnectionPool(
                     db.pool_conninfo(self.target, self.options.application_name),
                     min_size=1,
@@ -304,7 +305,7 @@ class AsyncStore(_StoreBase):
     def _prepare(self) -> None:
         with db.connect(self.target) as conn:
             if self.options.migrate:
-                migrate_schema(conn)
+                ensure_current(conn)
 
     async def listener(self) -> AsyncRunListener:
         async with self._lock:

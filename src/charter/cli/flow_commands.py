@@ -21,7 +21,7 @@ from charter.engine.mode import detect_mode
 from charter.errors import ArgumentError, FlowNotFoundError
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings
-from charter.worker.startup import prepare_flows
+from charter.worker.startup import check_published, prepare_flows
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -89,9 +89,13 @@ def worker_command(
     loaded = load_flows(flows)
     resolved = target(database_url)
     with connection.connect(resolved) as conn:
-        migrations.migrate(conn)
-        mode = detect_mode(resolved)
-        prepare_flows(conn, loaded, mode=mode, deploy=deploy, spec=flows)
+        # A least-privilege role (charter_worker) starts without DDL: it only checks.
+        owner = migrations.can_migrate(conn)
+        migrations.ensure_current(conn)
+        if owner:
+            prepare_flows(conn, loaded, mode=detect_mode(resolved), deploy=deploy, spec=flows)
+        else:
+            check_published(conn, loaded, deploy=deploy, spec=flows)
     if check_only:
         log.info("flows ready: %s", ", ".join(f.slug for f in loaded))
         return 0

@@ -7,6 +7,11 @@ Two kinds of SQL file ship in ``charter/db/sql``:
 * ``functions/*.sql`` then ``triggers/*.sql`` — repeatable, one object per file, written with
   ``CREATE OR REPLACE``; (re)applied whenever the file's checksum changes, and all of them
   after any new migration (which may have dropped a function to change its signature).
+* ``grants/*.sql`` — repeatable, applied last, and again whenever anything else was
+  applied: a function created afresh must not keep PostgreSQL's EXECUTE for PUBLIC.
+
+Only a role that may change the schema migrates it (:func:`ensure_current`); the
+least-privilege roles check instead that it is current and name the command otherwise.
 
 A run is one transaction under an advisory lock: concurrent runs wait for each other, and a
 run killed half-way leaves the database exactly at the old version.
@@ -26,12 +31,17 @@ from typing import Any
 import psycopg
 
 from charter.db.queries import query
-from charter.errors import MigrationChecksumError, MigrationError, MigrationUnknownError
+from charter.errors import (
+    MigrationChecksumError,
+    MigrationError,
+    MigrationUnknownError,
+    SchemaNotCurrentError,
+)
 
 log = logging.getLogger("charter.migrate")
 
 _VERSIONED = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-_REPEATABLE_DIRS = ("functions", "triggers")
+_REPEATABLE_DIRS = ("functions", "triggers", "grants")
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ def migrate(
                 record is not None
                 and record["checksum"] == file.checksum
                 and not report.applied  # a migration may have dropped what the file makes
+                and not (file.name.startswith("grants/") and report.reapplied)
             ):
                 continue
             _apply(conn, file)
@@ -124,6 +135,42 @@ def migrate(
     if report.reapplied:
         log.info("applied %d function and trigger files", len(report.reapplied))
     return report
+
+
+def ensure_current(conn: psycopg.Connection[Any]) -> MigrationReport | None:
+    """Migrate when this role may change the schema; otherwise require it to be current
+    (SchemaNotCurrentError naming `charter migrate`). None when nothing was migrated."""
+    if can_migrate(conn):
+        return migrate(conn)
+    require_current(conn)
+    return None
+
+
+def can_migrate(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the connected role owns schema charter (or may create it)."""
+    row = conn.execute(query("can_migrate")).fetchone()
+    return bool(row and row[0])
+
+
+def require_current(conn: psycopg.Connection[Any]) -> None:
+    """SchemaNotCurrentError unless every file this charter ships is applied as shipped."""
+    try:
+        with conn.transaction():
+            row = conn.execute(query("schema_state")).fetchone()
+        state = {entry["name"]: entry for entry in (row[0] if row else [])}
+    except psycopg.Error:
+        state = {}  # no schema, or one older than schema_state()
+    differing = [
+        f.name for f in load_files() if state.get(f.name, {}).get("checksum") != f.checksum
+    ]
+    if differing:
+        user = conn.execute("SELECT current_user").fetchone()
+        raise SchemaNotCurrentError(
+            f"Schema charter is not current for this charter ({_charter_version()}): "
+            f"{len(differing)} files are missing or differ (first: {differing[0]}), and role "
+            f"{user[0] if user else '?'} may not migrate it. Run `charter migrate` as the "
+            "schema's owner (its CHARTER_DATABASE_URL), then start again."
+        )
 
 
 def pending(

@@ -6,11 +6,14 @@ import logging
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
+from charter.compiler.flows import extract_flow_shape
 from charter.dsl.flow import Flow
 from charter.engine.flows import CompileResult, deploy_flow, ensure_flow_compiled
 from charter.engine.mode import Mode
-from charter.errors import FlowShapeMismatchError
+from charter.errors import FlowNotFoundError, FlowShapeMismatchError, PermissionDeniedError
+from charter.store import Call, first_value, perform
 
 log = logging.getLogger("charter.worker")
 
@@ -61,3 +64,32 @@ def _mismatch_error(results: list[CompileResult], spec: str | None) -> FlowShape
         flow_slug=results[0].flow_slug,
         differences=[d for r in results for d in r.differences],
     )
+
+
+def check_published(
+    conn: psycopg.Connection[Any], flows: list[Flow], *, deploy: bool, spec: str
+) -> None:
+    """For a role that may not publish flows (charter_worker): every flow must already be in
+    the database with the code's shape; otherwise the error names the owner's command."""
+    fix = f"Run `charter deploy {spec}` as the schema's owner, then start the worker again."
+    if deploy:
+        raise PermissionDeniedError(
+            f"--deploy publishes flows, which this database role may not do. {fix}"
+        )
+    missing, mismatched = [], []
+    for flow in flows:
+        params = {"slug": flow.slug, "shape": Jsonb(extract_flow_shape(flow))}
+        result = perform(conn, Call("check_flow", params, first_value))
+        if result["status"] == "missing":
+            missing.append(flow.slug)
+        elif result["status"] == "mismatch":
+            mismatched.append(
+                CompileResult(flow.slug, "mismatch", result["versionId"], result["differences"])
+            )
+    if missing:
+        names = ", ".join(f"'{slug}'" for slug in missing)
+        raise FlowNotFoundError(f"Flows {names} are not published in this database. {fix}")
+    if mismatched:
+        raise _mismatch_error(mismatched, spec)
+    for flow in flows:
+        log.info("flow '%s' verified (published by the owner)", flow.slug)

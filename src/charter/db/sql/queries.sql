@@ -5,6 +5,17 @@
 -- is charter._lock_key('migration', 'schema'), written out: the schema may not exist yet.
 SELECT pg_advisory_xact_lock(hashtextextended('migration:schema', 0));
 
+-- name: can_migrate
+-- The schema's owner (or a member of its role) may migrate; before the schema exists, whoever
+-- may create schemas in this database.
+SELECT CASE WHEN n.oid IS NULL THEN has_database_privilege(current_database(), 'CREATE')
+            ELSE pg_has_role(current_user, n.nspowner, 'MEMBER') END
+  FROM (SELECT 1) AS one
+  LEFT JOIN pg_namespace AS n ON n.nspname = 'charter';
+
+-- name: schema_state
+SELECT charter.schema_state();
+
 -- name: migrations_table_exists
 SELECT to_regclass('charter.schema_migrations') IS NOT NULL AS present;
 

@@ -4,6 +4,7 @@
 CREATE OR REPLACE FUNCTION charter.check_flow(p_flow_slug text, p_shape jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

@@ -5,6 +5,7 @@
 CREATE OR REPLACE FUNCTION charter.ensure_partitions(p_months_ahead integer DEFAULT 2)
 RETURNS integer
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

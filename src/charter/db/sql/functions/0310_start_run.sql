@@ -12,6 +12,7 @@ CREATE OR REPLACE FUNCTION charter.start_run(
 )
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

@@ -10,6 +10,7 @@ CREATE OR REPLACE FUNCTION charter.start_runs(
 )
 RETURNS text[]
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

@@ -26,6 +26,7 @@ RETURNS TABLE (
     timeout_seconds integer
 )
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 #variable_conflict use_column

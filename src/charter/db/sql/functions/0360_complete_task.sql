@@ -84,6 +84,7 @@ CREATE OR REPLACE FUNCTION charter.complete_task(
 )
 RETURNS text
 LANGUAGE sql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
     SELECT charter._complete_one(p_task_id, p_token, coalesce(p_output, 'null'::jsonb), p_worker_id,
@@ -102,6 +103,7 @@ CREATE OR REPLACE FUNCTION charter.complete_tasks(
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 #variable_conflict use_column

@@ -75,6 +75,7 @@ CREATE OR REPLACE FUNCTION charter.fail_task(
 )
 RETURNS text
 LANGUAGE sql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
     SELECT charter._fail_one(p_task_id, p_token, p_error, coalesce(p_permanent, false), p_worker_id,
@@ -92,6 +93,7 @@ CREATE OR REPLACE FUNCTION charter.fail_tasks(
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 #variable_conflict use_column

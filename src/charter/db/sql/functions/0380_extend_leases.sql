@@ -9,6 +9,7 @@ CREATE OR REPLACE FUNCTION charter.extend_leases(
 )
 RETURNS bigint[]
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

@@ -4,6 +4,7 @@
 CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text)
 RETURNS text
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

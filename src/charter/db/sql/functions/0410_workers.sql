@@ -28,6 +28,7 @@ CREATE OR REPLACE FUNCTION charter.register_worker(
 )
 RETURNS text[]
 LANGUAGE sql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
     INSERT INTO charter.workers (id, hostname, pid, flows, concurrency, versions, lease_seconds)
@@ -45,6 +46,7 @@ $$;
 CREATE OR REPLACE FUNCTION charter.refresh_worker_versions(p_worker_id text, p_shapes jsonb)
 RETURNS text[]
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
@@ -59,6 +61,7 @@ $$;
 CREATE OR REPLACE FUNCTION charter.worker_stopped(p_worker_id text)
 RETURNS void
 LANGUAGE sql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
     UPDATE charter.workers SET stopped_at = now(), last_heartbeat_at = now() WHERE id = p_worker_id

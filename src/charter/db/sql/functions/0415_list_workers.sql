@@ -3,6 +3,7 @@
 CREATE OR REPLACE FUNCTION charter.list_workers(p_include_stopped boolean DEFAULT false)
 RETURNS SETOF jsonb
 LANGUAGE sql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

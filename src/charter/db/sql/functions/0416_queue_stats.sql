@@ -3,6 +3,7 @@
 CREATE OR REPLACE FUNCTION charter.queue_stats()
 RETURNS SETOF jsonb
 LANGUAGE sql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

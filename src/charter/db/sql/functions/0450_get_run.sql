@@ -4,6 +4,7 @@
 CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text)
 RETURNS jsonb
 LANGUAGE sql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

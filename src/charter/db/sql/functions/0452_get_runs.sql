@@ -2,6 +2,7 @@
 CREATE OR REPLACE FUNCTION charter.get_runs(p_run_ids text[])
 RETURNS jsonb
 LANGUAGE sql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

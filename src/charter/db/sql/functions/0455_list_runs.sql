@@ -8,6 +8,7 @@ CREATE OR REPLACE FUNCTION charter.list_runs(
 )
 RETURNS SETOF jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

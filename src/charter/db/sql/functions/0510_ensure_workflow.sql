@@ -10,6 +10,7 @@ CREATE OR REPLACE FUNCTION charter.ensure_workflow(
 )
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 BEGIN

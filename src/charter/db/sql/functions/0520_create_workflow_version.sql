@@ -22,6 +22,7 @@ CREATE OR REPLACE FUNCTION charter.create_workflow_version(
 )
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

@@ -17,6 +17,7 @@ CREATE OR REPLACE FUNCTION charter.create_invocation(
 )
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

@@ -9,6 +9,7 @@ CREATE OR REPLACE FUNCTION charter.update_invocation(
 )
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE

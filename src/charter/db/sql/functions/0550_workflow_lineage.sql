@@ -4,6 +4,7 @@
 CREATE OR REPLACE FUNCTION charter.workflow_lineage(p_version_id text)
 RETURNS jsonb
 LANGUAGE plpgsql
+SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$

@@ -4,6 +4,7 @@
 CREATE OR REPLACE FUNCTION charter.eval_expr(p_ast jsonb, p_vars jsonb)
 RETURNS jsonb
 LANGUAGE sql
+SECURITY DEFINER
 IMMUTABLE
 SET search_path = ''
 AS $$

@@ -1,0 +1,29 @@
+-- Who may do what in schema charter; applied after every change of the functions, so a
+-- function added later never keeps PostgreSQL's default EXECUTE for PUBLIC.
+-- Everything structural or destructive (migrating, deploying, deleting flows) stays with
+-- the schema's owner: the roles below get no table privilege and only these functions.
+
+REVOKE ALL ON SCHEMA charter FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
+
+GRANT USAGE ON SCHEMA charter TO charter_worker, charter_app;
+
+-- The worker: register, claim, complete, fail, heartbeat, stop; the monthly partitions of
+-- the evidence table ahead of time; and checking schema and flows before it starts.
+GRANT EXECUTE ON FUNCTION
+    charter.register_worker, charter.refresh_worker_versions, charter.claim_tasks,
+    charter.complete_task, charter.complete_tasks, charter.fail_task, charter.fail_tasks,
+    charter.extend_leases, charter.worker_stopped, charter.ensure_partitions,
+    charter.check_flow, charter.schema_state
+TO charter_worker;
+
+-- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
+GRANT EXECUTE ON FUNCTION
+    charter.start_run, charter.start_runs, charter.get_run, charter.get_runs,
+    charter.list_runs, charter.cancel_run, charter.retry_run, charter.check_flow,
+    charter.list_workers, charter.queue_stats, charter.eval_expr, charter.schema_state,
+    charter.ensure_workflow, charter.create_workflow_version, charter.create_invocation,
+    charter.update_invocation, charter.workflow_lineage
+TO charter_app;
