@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -29,7 +29,7 @@ def _flow() -> Flow:
 
 
 @pytest.fixture
-def login(db_url) -> Iterator[callable]:
+def login(db_url) -> Iterator[Callable[[str | None], str]]:
     """Makes login roles that are members of one charter role; dropped afterwards."""
     made: list[str] = []
 
@@ -39,9 +39,8 @@ def login(db_url) -> Iterator[callable]:
             conn.execute(f'CREATE ROLE "{name}" LOGIN')
             if member_of:
                 conn.execute(f'GRANT "{member_of}" TO "{name}"')
-            conn.execute(
-                f'GRANT CONNECT ON DATABASE "{conninfo.conninfo_to_dict(db_url)["dbname"]}" TO "{name}"'
-            )
+            dbname = conninfo.conninfo_to_dict(db_url)["dbname"]
+            conn.execute(f'GRANT CONNECT ON DATABASE "{dbname}" TO "{name}"')
         made.append(name)
         params = conninfo.conninfo_to_dict(db_url)
         params["user"] = name
