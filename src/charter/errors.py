@@ -30,7 +30,8 @@ The tree::
     │       WorkflowSystemIntegrityError                              WORKFLOW_<RULE>
     ├── CompiledWorkflowError         WORKFLOW_ARTIFACT_INVALID (WF-07):
     │   ├── WorkflowCompilerStaleError    WORKFLOW_COMPILER_STALE
-    │   └── WorkflowHashMismatchError     WORKFLOW_HASH_MISMATCH
+    │   ├── WorkflowHashMismatchError     WORKFLOW_HASH_MISMATCH
+    │   └── WorkflowArtifactMissingError  WORKFLOW_ARTIFACT_MISSING
     ├── FlowLoadError                 FLOW_LOAD_FAILED (a module:attribute gave no flows)
     ├── FlowShapeInvalidError         FLOW_SHAPE_INVALID (a shape sent to SQL is malformed)
     ├── FlowShapeMismatchError        FLOW_SHAPE_MISMATCH (production flow differs from code)
@@ -382,6 +383,13 @@ class WorkflowCompilerStaleError(CompiledWorkflowError, code="WORKFLOW_COMPILER_
 
 class WorkflowHashMismatchError(CompiledWorkflowError, code="WORKFLOW_HASH_MISMATCH"):
     """The artifact was changed after it was compiled."""
+
+
+class WorkflowArtifactMissingError(
+    CompiledWorkflowError, code="WORKFLOW_ARTIFACT_MISSING", sqlstate="CH023"
+):
+    """A version has no compiled artifact, so it cannot run; the owner runs `charter
+    recompile`."""
 
 
 class FlowLoadError(CharterError, code="FLOW_LOAD_FAILED"):

@@ -16,9 +16,11 @@ from charter.cli.options import flag, option, positive_float, positive_int
 from charter.client import Client
 from charter.db import connection
 from charter.db import migrate as migrations
+from charter.engine import artifacts
 from charter.engine.flows import deploy_flow, flow_sql
 from charter.engine.mode import detect_mode
 from charter.errors import ArgumentError, FlowNotFoundError
+from charter.store import perform
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings
 from charter.worker.startup import check_published, prepare_flows
@@ -60,6 +62,14 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     compile_.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
     compile_.set_defaults(handler=compile_command)
+
+    recompile = commands.add_parser(
+        "recompile",
+        help="compile again the stored flow versions whose artifact is missing, stale or "
+        "damaged (WF-07; the schema's owner)",
+    )
+    flag(recompile, "--all", help="compile every flow version again, not only the broken ones")
+    recompile.set_defaults(handler=recompile_command)
 
     flows = commands.add_parser("flows", help="manage flows in the database")
     actions = flows.add_subparsers(title="flows commands", required=True, metavar="ACTION")
@@ -170,4 +180,25 @@ def flows_delete_command(*, database_url: str | None, slug: str, yes: bool, forc
         f"deleted flow '{slug}': {deleted['versions']} versions and {deleted['runs']} runs "
         "with their tasks and evidence"
     )
+    return 0
+
+
+def recompile_command(*, database_url: str | None, all: bool) -> int:
+    with connection.connect(target(database_url)) as conn:
+        migrations.migrate(conn)
+        versions = perform(conn, artifacts.load_versions(None))
+        done = 0
+        for version in versions:
+            reason = artifacts.problem(version)
+            if reason is None and not all:
+                continue
+            new_hash = perform(conn, artifacts.recompile(version))
+            why = f" (was [{reason.code}])" if reason else ""
+            out.print(
+                f"flow '{version.flow}' v{version.version} ({version.version_id}): "
+                f"recompiled{why}, hash {new_hash[:12]}…"
+            )
+            done += 1
+    if not done:
+        out.print(f"all {len(versions)} flow versions have sound artifacts; nothing to do")
     return 0

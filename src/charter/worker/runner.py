@@ -39,6 +39,8 @@ from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget
 from charter.db.queries import query
 from charter.dsl.flow import Flow
+from charter.engine.artifacts import problem, stored_version
+from charter.errors import CompiledWorkflowError
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.execute import Executor
@@ -90,6 +92,7 @@ class Worker:
         self._stopping = asyncio.Event()
         self._pool: AsyncConnectionPool | None = None
         self._completer: Completer | None = None
+        self._verdicts: dict[str, CompiledWorkflowError | None] = {}  # by version id
         self.ready = threading.Event()  # set once registered, for whoever waits on another thread
         self.executor.on_slot_freed = self._slot_freed.set
 
@@ -330,19 +333,50 @@ class Worker:
                 "concurrency": self.settings.concurrency,
                 "shapes": self._shapes,
                 "lease_seconds": self.settings.lease_seconds,
+                "untrusted": self._untrusted(),
             },
         )
-        self.versions = list(rows[0]["register_worker"])
+        matched = list(rows[0]["register_worker"])
+        self.versions = await self._trusted(matched)
+        if self.versions != matched:  # record what this worker really serves
+            await self._refresh_versions()
 
     async def _refresh_versions(self) -> None:
-        rows = await self._fetch(
-            "refresh_worker_versions", {"worker_id": self.id, "shapes": self._shapes}
-        )
-        versions = list(rows[0]["refresh_worker_versions"])
+        params = {"worker_id": self.id, "shapes": self._shapes, "untrusted": self._untrusted()}
+        rows = await self._fetch("refresh_worker_versions", params)
+        matched = list(rows[0]["refresh_worker_versions"])
+        versions = await self._trusted(matched)
+        if versions != matched:  # a version refused just now: leave it out of the record
+            params["untrusted"] = self._untrusted()
+            await self._fetch("refresh_worker_versions", params)
         if versions != self.versions:
             log.info("worker %s now serves versions %s", self.id, ", ".join(versions) or "none")
             self.versions = versions
             self._wake.set()
+
+    def _untrusted(self) -> list[str]:
+        return sorted(v for v, verdict in self._verdicts.items() if verdict is not None)
+
+    async def _trusted(self, versions: list[str]) -> list[str]:
+        """The versions whose artifacts check out (WF-07), each verified once."""
+        unchecked = [v for v in versions if v not in self._verdicts]
+        if unchecked:
+            rows = await self._fetch("version_artifacts", {"version_ids": unchecked})
+            for row in rows:
+                stored = stored_version(row["version_artifacts"])
+                verdict = problem(stored)
+                self._verdicts[stored.version_id] = verdict
+                if verdict is not None:
+                    log.error(
+                        "version %d of flow '%s' (%s) will not run on this worker: [%s] %s",
+                        stored.version,
+                        stored.flow,
+                        stored.version_id,
+                        verdict.code,
+                        verdict.message,
+                        extra={"worker": self.id, "flow": stored.flow},
+                    )
+        return [v for v in versions if self._verdicts.get(v) is None]
 
     # -- database helpers ----------------------------------------------------------------
 

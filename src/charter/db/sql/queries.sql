@@ -102,10 +102,10 @@ SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_se
 
 -- name: register_worker
 SELECT charter.register_worker(%(worker_id)s, %(hostname)s, %(pid)s, %(flows)s, %(concurrency)s,
-                               %(shapes)s, %(lease_seconds)s);
+                               %(shapes)s, %(lease_seconds)s, %(untrusted)s::text[]);
 
 -- name: refresh_worker_versions
-SELECT charter.refresh_worker_versions(%(worker_id)s, %(shapes)s);
+SELECT charter.refresh_worker_versions(%(worker_id)s, %(shapes)s, %(untrusted)s::text[]);
 
 -- name: worker_stopped
 SELECT charter.worker_stopped(%(worker_id)s);
@@ -155,3 +155,9 @@ SELECT charter.publish_envelope(%(entity_type)s::text, %(envelope)s::jsonb, %(co
 
 -- name: eval_expr
 SELECT charter.eval_expr(%(compiled)s::jsonb, %(variables)s::jsonb);
+
+-- name: version_artifacts
+SELECT charter.version_artifacts(%(version_ids)s::text[]);
+
+-- name: store_recompiled
+SELECT charter.store_recompiled(%(version_id)s, %(compiled)s::jsonb);

@@ -1,6 +1,7 @@
 -- Trigger function: published definitions are immutable (WF-04). Updates are rejected,
--- except tuning a flow step's opt_* columns and a version's registry metadata (commit
--- message, generation, owner); deletes only through delete_flow_and_data().
+-- except tuning the opt_* columns of a flow step or a flow version, a version's registry
+-- metadata (commit message, generation, owner), and a new artifact of the same shape
+-- stored by store_recompiled(); deletes only through delete_flow_and_data().
 CREATE OR REPLACE FUNCTION charter._protect_workflow_definitions()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -21,12 +22,18 @@ BEGIN
         RETURN NEW;  -- tuning options is allowed
     END IF;
     IF TG_TABLE_NAME = 'workflow_versions'
-       AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id}'::text[])
-         = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id}'::text[]) THEN
-        RETURN NEW;  -- registry metadata, not the definition
+       AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[])
+         = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[]) THEN
+        RETURN NEW;  -- registry metadata and tunable options, not the definition
+    END IF;
+    IF TG_TABLE_NAME = 'workflow_versions'
+       AND current_setting('charter.recompiling', true) = to_jsonb(OLD)->>'id'
+       AND (to_jsonb(NEW) - '{compiled,compiled_hash,compiler_version}'::text[])
+         = (to_jsonb(OLD) - '{compiled,compiled_hash,compiler_version}'::text[]) THEN
+        RETURN NEW;  -- the same shape, compiled again by a newer compiler
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH002',
         MESSAGE = format('charter.%s rows of published workflow versions are immutable (WF-04)', TG_TABLE_NAME),
-        HINT = 'Publish a new version instead: charter deploy MODULE (or start the worker with --deploy). Only the opt_* columns of charter.flow_steps may be tuned in place.';
+        HINT = 'Publish a new version instead: charter deploy MODULE (or start the worker with --deploy). Only the opt_* columns of charter.flow_steps and charter.workflow_versions may be tuned in place.';
 END;
 $$;

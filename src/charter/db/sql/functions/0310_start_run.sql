@@ -39,6 +39,12 @@ BEGIN
             MESSAGE = format('Flow %L is not in the database', p_flow_slug),
             HINT = 'Start a worker for it (charter worker MODULE) or publish it (charter deploy MODULE) first.';
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM charter.workflow_versions AS v
+                    WHERE v.id = v_version_id AND v.compiled IS NOT NULL) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH023',
+            MESSAGE = format('Version %s of flow %L has no compiled artifact, so it cannot run (WF-07)', v_version_id, p_flow_slug),
+            HINT = 'Compile it as the schema''s owner: charter recompile.';
+    END IF;
     PERFORM charter._check_payload(v_input, 'The run input');
     IF length(v_run_id) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
