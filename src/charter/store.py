@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from charter import settings
@@ -57,6 +58,7 @@ class Call(Generic[T]):
     parse: Callable[[Rows], T]
     retry_safe: bool = True  # sending it twice has the effect of sending it once
     what: str = ""  # for messages: "cancelling run 'r-1'"
+    dicts: bool = False  # rows as dicts by column name instead of tuples
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,16 @@ def perform(connection: psycopg.Connection[Any], request: Operation[T] | Call[T]
 
 def _execute_on(connection: psycopg.Connection[Any], call: Call[T]) -> T:
     with charter_errors():
-        cursor = connection.execute(query(call.query), call.params)
+        cursor: Any = connection.cursor(row_factory=dict_row) if call.dicts else connection.cursor()
+        cursor.execute(query(call.query), call.params)
         return call.parse(cursor.fetchall() if cursor.description else [])
+
+
+async def _execute_on_async(connection: psycopg.AsyncConnection[Any], call: Call[T]) -> T:
+    with charter_errors():
+        cursor: Any = connection.cursor(row_factory=dict_row) if call.dicts else connection.cursor()
+        await cursor.execute(query(call.query), call.params)
+        return call.parse(await cursor.fetchall() if cursor.description else [])
 
 
 @dataclass
@@ -265,18 +275,14 @@ class AsyncStore(_StoreBase):
         self, call: Call[T], connection: psycopg.AsyncConnection[Any] | None = None
     ) -> T:
         if connection is not None:
-            with charter_errors():
-                cursor = await connection.execute(query(call.query), call.params)
-                return call.parse(await cursor.fetchall() if cursor.description else [])
+            return await _execute_on_async(connection, call)
         backoff = Backoff()
         deadline: float | None = None
         while True:
             try:
                 pool = await self.pool()
                 async with pool.connection() as conn:
-                    with charter_errors():
-                        cursor = await conn.execute(query(call.query), call.params)
-                        return call.parse(await cursor.fetchall() if cursor.description else [])
+                    return await _execute_on_async(conn, call)
             except _LOST as exc:
                 if not call.retry_safe and not isinstance(exc, PoolTimeout):
                     raise self._lost(call, exc) from None

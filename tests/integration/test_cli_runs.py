@@ -160,3 +160,14 @@ def test_json_logs_carry_the_structured_fields(project):
     assert failed and {"worker", "run_id", "step", "attempt", "duration"} <= set(failed[0])
     assert failed[0]["level"] == "warning"
     assert any("concurrency 2" in r["message"] for r in records)  # CHARTER_CONCURRENCY
+
+
+def test_read_only_commands_on_an_unmigrated_database_name_charter_migrate(empty_db_url):
+    env = charter_env(CHARTER_DATABASE_URL=empty_db_url)
+    for args in (["status", "r-1"], ["lineage", "v-1"], ["runs", "list"], ["workers"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "charter", *args], env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 1, (args, result.stderr)
+        assert "SCHEMA_NOT_CURRENT" in result.stderr and "charter migrate" in result.stderr
+        assert "Traceback" not in result.stderr

@@ -13,9 +13,11 @@ from contextlib import contextmanager
 
 import psycopg
 
-from charter.errors import CharterError, PermissionDeniedError, for_sqlstate
+from charter.errors import CharterError, PermissionDeniedError, SchemaNotCurrentError, for_sqlstate
 
 _INSUFFICIENT_PRIVILEGE = "42501"
+# No schema charter, or a function this charter calls that the schema lacks: not migrated.
+_MISSING_SCHEMA_OBJECT = ("3F000", "42883", "42P01")
 
 
 def translate(exc: psycopg.Error) -> CharterError | None:
@@ -28,6 +30,11 @@ def translate(exc: psycopg.Error) -> CharterError | None:
             "starts and inspects runs, charter_worker runs tasks; migrating, deploying and "
             "deleting need the schema's owner (e.g. `charter migrate`, `charter deploy "
             "MODULE`, `charter flows delete SLUG` with the owner's CHARTER_DATABASE_URL)."
+        )
+    if sqlstate in _MISSING_SCHEMA_OBJECT and "charter" in message:
+        return SchemaNotCurrentError(
+            f"Schema charter is missing or older than this charter ({message}). Run "
+            "`charter migrate` as the schema's owner, then try again."
         )
     error_class = for_sqlstate(sqlstate)
     if error_class is None:

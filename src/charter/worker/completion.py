@@ -15,29 +15,36 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from charter.backoff import Backoff
-from charter.db.queries import query
+from charter.errors import CharterError, DatabaseConnectionLostError, DatabaseUnreachableError
 from charter.payloads import json_text
+from charter.store import AsyncStore, Call
 from charter.vocabulary import FailureKind
 from charter.worker.task import Outcome, plain_error
 
 log = logging.getLogger("charter.worker")
 
-RETRYABLE_DB_ERRORS = (psycopg.OperationalError, PoolTimeout)
+# A lost database, as the driver or the store reports it: wait and try again.
+RETRYABLE_DB_ERRORS = (
+    psycopg.OperationalError,
+    PoolTimeout,
+    DatabaseUnreachableError,
+    DatabaseConnectionLostError,
+)
 
 
 class Completer:
     def __init__(
         self,
-        pool: AsyncConnectionPool,
+        store: AsyncStore,
         worker_id: str,
         batch_size: int,
         stopping: asyncio.Event,
         on_recorded: Callable[[], None],
     ) -> None:
-        self.pool = pool
+        self.store = store
         self.worker_id = worker_id
         self.batch_size = batch_size
         self.queue: asyncio.Queue[Outcome | None] = asyncio.Queue()
@@ -106,29 +113,36 @@ class Completer:
     async def record(self, batch: list[Outcome]) -> None:
         done = [o for o in batch if o.succeeded]
         failed = [o for o in batch if not o.succeeded]
-        async with self.pool.connection() as conn, conn.transaction():
+        pool = await self.store.pool()
+        async with pool.connection() as conn, conn.transaction():
             if done:
-                await conn.execute(
-                    query("complete_tasks"),
-                    {
-                        "task_ids": [o.task.id for o in done],
-                        "tokens": [o.task.token for o in done],
-                        "outputs": [o.output for o in done],
-                        "worker_id": self.worker_id,
-                        "costs": [o.cost for o in done],
-                    },
+                await self.store.execute(
+                    _call(
+                        "complete_tasks",
+                        {
+                            "task_ids": [o.task.id for o in done],
+                            "tokens": [o.task.token for o in done],
+                            "outputs": [o.output for o in done],
+                            "worker_id": self.worker_id,
+                            "costs": [o.cost for o in done],
+                        },
+                    ),
+                    conn,
                 )
             if failed:
-                await conn.execute(
-                    query("fail_tasks"),
-                    {
-                        "task_ids": [o.task.id for o in failed],
-                        "tokens": [o.task.token for o in failed],
-                        "errors": [json_text(o.error, "error") for o in failed],
-                        "permanent": [o.permanent for o in failed],
-                        "worker_id": self.worker_id,
-                        "costs": [o.cost for o in failed],
-                    },
+                await self.store.execute(
+                    _call(
+                        "fail_tasks",
+                        {
+                            "task_ids": [o.task.id for o in failed],
+                            "tokens": [o.task.token for o in failed],
+                            "errors": [json_text(o.error, "error") for o in failed],
+                            "permanent": [o.permanent for o in failed],
+                            "worker_id": self.worker_id,
+                            "costs": [o.cost for o in failed],
+                        },
+                    ),
+                    conn,
                 )
         self.completed += len(done)
         self.failed += len(failed)
@@ -159,8 +173,8 @@ class Completer:
                 f"was ({reason}); it failed with {(outcome.error or {}).get('type')}.",
             )
         # The database refuses the same data again: no point retrying. Others may pass.
-        permanent = isinstance(exc, psycopg.DataError | psycopg.IntegrityError | ValueError) or (
-            isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith("CH")
+        permanent = isinstance(
+            exc, psycopg.DataError | psycopg.IntegrityError | ValueError | CharterError
         )
         replacement = Outcome(outcome.task, error=error, permanent=permanent, cost=outcome.cost)
         try:
@@ -172,6 +186,11 @@ class Completer:
                 outcome.task.label,
                 outcome.task.run_id,
             )
+
+
+def _call(name: str, params: dict[str, Any]) -> Call[list[Any]]:
+    # Fenced by delivery tokens, so a resent completion is only ever 'stale'.
+    return Call(name, params, list, retry_safe=True, what="recording results")
 
 
 def log_outcome(outcome: Outcome, worker_id: str) -> None:
@@ -218,4 +237,6 @@ def _extra(outcome: Outcome, worker_id: str) -> dict[str, Any]:
 def _reason(exc: Exception) -> str:
     if isinstance(exc, psycopg.Error) and exc.diag.message_primary:
         return exc.diag.message_primary
+    if isinstance(exc, CharterError):
+        return str(exc)
     return f"{type(exc).__name__}: {exc}"[:500]

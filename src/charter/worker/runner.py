@@ -30,17 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
 
 from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget
-from charter.db.queries import query
 from charter.dsl.flow import Flow
 from charter.engine.artifacts import problem, stored_version
 from charter.errors import CompiledWorkflowError
+from charter.store import AsyncStore, Call, StoreOptions
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.execute import Executor
@@ -90,7 +88,15 @@ class Worker:
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._pool: AsyncConnectionPool | None = None
+        self.store = AsyncStore(
+            target,
+            StoreOptions(
+                migrate=False,  # the command that starts a worker checks the schema first
+                pool_size=self.settings.pool_size,
+                reconnect_seconds=0,  # the loops below wait out a lost database themselves
+                application_name="charter-worker",
+            ),
+        )
         self._completer: Completer | None = None
         self._verdicts: dict[str, CompiledWorkflowError | None] = {}  # by version id
         self.ready = threading.Event()  # set once registered, for whoever waits on another thread
@@ -120,17 +126,8 @@ class Worker:
     async def serve(self, *, install_signals: bool = False) -> None:
         if install_signals:
             self._install_signals()
-        self._pool = AsyncConnectionPool(
-            self.target.url,
-            min_size=min(2, self.settings.pool_size),
-            max_size=self.settings.pool_size,
-            timeout=10,
-            open=False,
-            kwargs={"autocommit": True, "application_name": "charter-worker"},
-        )
-        await self._pool.open()
         self._completer = Completer(
-            self._pool,
+            self.store,
             self.id,
             self.settings.completion_batch,
             self._stopping,
@@ -165,7 +162,7 @@ class Worker:
             await asyncio.gather(*loops, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await self._call("worker_stopped", {"worker_id": self.id})
-            await self._pool.close()
+            await self.store.close()
             self.executor.shutdown()
             log.info(
                 "worker %s stopped: %d completed, %d failed attempts",
@@ -381,13 +378,14 @@ class Worker:
     # -- database helpers ----------------------------------------------------------------
 
     async def _fetch(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        assert self._pool is not None
-        async with self._pool.connection() as conn:
-            cur = conn.cursor(row_factory=dict_row)
-            await cur.execute(query(name), params)
-            return await cur.fetchall()
+        rows: list[dict[str, Any]] = await self.store.execute(
+            Call(name, params, _as_dicts, dicts=True)
+        )
+        return rows
 
     async def _call(self, name: str, params: dict[str, Any]) -> None:
-        assert self._pool is not None
-        async with self._pool.connection() as conn:
-            await conn.execute(query(name), params)
+        await self.store.execute(Call(name, params, list))
+
+
+def _as_dicts(rows: list[Any]) -> list[dict[str, Any]]:
+    return rows
