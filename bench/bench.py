@@ -6,7 +6,9 @@ Uses CHARTER_DATABASE_URL's server, else charter's embedded PostgreSQL, and a sc
 database `charter_bench` on it (dropped and made again). Prints runs/s and steps/s for a
 1-step flow, a 3-step chain and a 10-way map + join with 1 and 2 worker processes, each
 also as a share of pgbench's single-row UPDATE TPS (-c 4 -j 2) measured on the same server
-just before; step-to-step latency (p50/p95) with an idle queue; and peak worker memory.
+just before; step-to-step latency (p50/p95) with an idle queue; the latency a caller sees
+from client.start() to client.wait() returning a finished 1-step run; and peak worker
+memory.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 import bench_flows  # noqa: E402
 
-from charter import migrate  # noqa: E402
+from charter import Client, migrate  # noqa: E402
 from charter.db import connection, embedded  # noqa: E402
 from charter.engine.flows import deploy_flow  # noqa: E402
 
@@ -74,6 +76,11 @@ def main() -> int:
             )
     p50, p95 = _latency(url, samples=50 if args.quick else 200)
     print(f"\nstep-to-step latency, idle queue, 1 worker: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    p50, p95 = _start_to_finished(url, samples=50 if args.quick else 300)
+    print(
+        f"start + wait of a 1-step run (Client, idle queue, 1 worker): "
+        f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+    )
     return 0
 
 
@@ -234,6 +241,27 @@ def _latency(url: str, samples: int) -> tuple[float, float]:
             proc.wait(30)
     gaps.sort()
     return statistics.median(gaps), gaps[int(len(gaps) * 0.95) - 1]
+
+
+def _start_to_finished(url: str, samples: int) -> tuple[float, float]:
+    """What a caller waits: client.start() of a 1-step run until client.wait() returns it
+    finished, through the client's one listening connection."""
+    procs = _workers(url, 1, 8)
+    took: list[float] = []
+    try:
+        with Client(url, migrate=False) as client:
+            client.wait(client.start(bench_flows.one_step.slug, {}), timeout=60)  # warm up
+            for _ in range(samples):
+                began = time.perf_counter()
+                run = client.wait(client.start(bench_flows.one_step.slug, {}), timeout=60)
+                took.append((time.perf_counter() - began) * 1000)
+                assert run.status == "completed"
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)
+    took.sort()
+    return statistics.median(took), took[int(len(took) * 0.95) - 1]
 
 
 if __name__ == "__main__":
