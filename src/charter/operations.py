@@ -32,7 +32,7 @@ from charter.errors import (
     RunWaitTimeoutError,
 )
 from charter.payloads import json_text
-from charter.store import Call, Listen, Operation, first_value, single
+from charter.store import Call, Listen, Operation, first_json, first_value, json_rows, single
 from charter.vocabulary import RunStatus
 
 _POLL_S = 1.0  # a missed notice costs at most this long
@@ -64,7 +64,7 @@ def start(
         "org_id": state.org_id,
         "version_id": version_id,
     }
-    started = yield Call("start_run", params, first_value, what=f"starting a run of '{slug}'")
+    started = yield Call("start_run", params, first_json, what=f"starting a run of '{slug}'")
     return str(started["runId"])
 
 
@@ -105,7 +105,7 @@ def get_run(run_id: str) -> Operation[Run]:
 
 def get_runs(run_ids: Sequence[str]) -> Operation[list[Run]]:
     ids = [text_argument(rid, "run_id") for rid in run_ids]
-    found = yield Call("get_runs", {"run_ids": ids}, first_value)
+    found = yield Call("get_runs", {"run_ids": ids}, first_json)
     runs = []
     for rid, data in zip(ids, found, strict=True):
         if data is None:
@@ -183,25 +183,23 @@ def list_runs(
         "limit": limit,
         "after": None if after is None else text_argument(after, "after"),
     }
-    rows = yield Call("list_runs", params, lambda rows: [row[0] for row in rows])
+    rows = yield Call("list_runs", params, json_rows)
     return [run_from_json(data) for data in rows]
 
 
 def list_workers(include_stopped: bool) -> Operation[list[WorkerInfo]]:
-    rows = yield Call(
-        "list_workers", {"include_stopped": include_stopped}, lambda rows: [r[0] for r in rows]
-    )
+    rows = yield Call("list_workers", {"include_stopped": include_stopped}, json_rows)
     return [worker_info(data) for data in rows]
 
 
 def queue() -> Operation[list[QueueEntry]]:
-    rows = yield Call("queue_stats", {}, lambda rows: [r[0] for r in rows])
+    rows = yield Call("queue_stats", {}, json_rows)
     return [queue_entry(data) for data in rows]
 
 
 def flow_summary(slug: str) -> Operation[dict[str, Any] | None]:
     summary: dict[str, Any] | None = yield Call(
-        "flow_summary", {"slug": text_argument(slug, "flow")}, first_value
+        "flow_summary", {"slug": text_argument(slug, "flow")}, first_json
     )
     return summary
 
@@ -210,7 +208,7 @@ def delete_flow(slug: str) -> Operation[dict[str, Any]]:
     call = Call(
         "delete_flow_and_data",
         {"slug": text_argument(slug, "flow")},
-        first_value,
+        first_json,
         retry_safe=False,
         what=f"deleting flow {slug!r}",
     )
@@ -230,7 +228,7 @@ def _ensure(state: ClientState, flow: Flow | str, version_id: str | None) -> Ope
     key = (flow.slug, canonical_hash(shape))
     if key in state.verified:
         return flow.slug
-    result = yield Call("check_flow", {"slug": flow.slug, "shape": Jsonb(shape)}, first_value)
+    result = yield Call("check_flow", {"slug": flow.slug, "shape": Jsonb(shape)}, first_json)
     if result["status"] == "missing":
         compile_call = Call(
             "ensure_flow_compiled",
@@ -240,7 +238,7 @@ def _ensure(state: ClientState, flow: Flow | str, version_id: str | None) -> Ope
                 "mode": "production",  # a client never publishes a changed shape
                 "compiled": Jsonb(compile_flow(flow)),
             },
-            first_value,
+            first_json,
             what=f"compiling flow '{flow.slug}'",
         )
         try:

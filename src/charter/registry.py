@@ -28,7 +28,7 @@ import psycopg
 from charter.compiler.flows import compile_shape, is_flow_shape
 from charter.errors import CharterError
 from charter.payloads import json_text
-from charter.store import AsyncStore, Call, Operation, Store, single
+from charter.store import AsyncStore, Call, Operation, Store, first_json, single
 
 Connection = psycopg.Connection[Any]
 AsyncConnection = psycopg.AsyncConnection[Any]
@@ -113,7 +113,7 @@ def _call(
     """A registry call as an operation: one SQL function whose JSON answer ``parse`` reads.
     Calls that upsert are safe to resend; the others are not (a resent create would meet
     its own first attempt)."""
-    return single(Call(name, params, lambda rows: parse(rows[0][0]), retry_safe=retry_safe))
+    return single(Call(name, params, lambda rows: parse(first_json(rows)), retry_safe=retry_safe))
 
 
 def _ensure_workflow(

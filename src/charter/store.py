@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -85,6 +86,20 @@ def single(call: Call[T]) -> Operation[T]:
 
 def first_value(rows: Rows) -> Any:
     return rows[0][0] if rows else None
+
+
+def decoded(value: Any) -> Any:
+    """A jsonb value as Python data. A caller's connection may load jsonb as text (Django's
+    does, to decode it itself), so text is decoded here."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def first_json(rows: Rows) -> Any:
+    return decoded(rows[0][0]) if rows else None
+
+
+def json_rows(rows: Rows) -> list[Any]:
+    return [decoded(row[0]) for row in rows]
 
 
 def perform(connection: psycopg.Connection[Any], request: Operation[T] | Call[T]) -> T:
