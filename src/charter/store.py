@@ -102,24 +102,39 @@ def json_rows(rows: Rows) -> list[Any]:
     return [decoded(row[0]) for row in rows]
 
 
+class _Driver(Generic[T]):
+    """Steps an operation: its next request, given the last one's result or error; None
+    once it returned (``value``)."""
+
+    def __init__(self, operation: Operation[T]) -> None:
+        self._operation = operation
+        self.value: T | None = None
+
+    def next(self, result: Any = None, error: Exception | None = None) -> Request | None:
+        try:
+            if error is not None:
+                return self._operation.throw(error)
+            return self._operation.send(result)
+        except StopIteration as done:
+            self.value = done.value
+            return None
+
+
 def perform(connection: psycopg.Connection[Any], request: Operation[T] | Call[T]) -> T:
     """Run an operation (or one call) on a connection of the caller's, without a Store: in
     the caller's transaction, with no retries (migrations, start-up checks, tests)."""
-    operation = single(request) if isinstance(request, Call) else request
-    result: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            step = operation.throw(error) if error else operation.send(result)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        result, error = None, None
+    driver = _Driver(single(request) if isinstance(request, Call) else request)
+    step = driver.next()
+    while step is not None:
         if isinstance(step, Listen):
             raise TypeError("waiting for runs needs a Store, not a bare connection")
         try:
             result = _execute_on(connection, step)
         except Exception as exc:
-            error = exc
+            step = driver.next(error=exc)
+            continue
+        step = driver.next(result)
+    return driver.value  # type: ignore[return-value]
 
 
 def _execute_on(connection: psycopg.Connection[Any], call: Call[T]) -> T:
@@ -166,6 +181,26 @@ class _StoreBase:
         )
 
 
+class _Attempts:
+    """The reconnect policy both stores share: after a lost connection, how long to wait
+    before sending ``call`` again, or the error to raise instead."""
+
+    def __init__(self, store: _StoreBase, call: Call[Any]) -> None:
+        self._store = store
+        self._call = call
+        self._backoff = Backoff()
+        self._deadline = time.monotonic() + store.options.reconnect_seconds
+
+    def after(self, exc: BaseException) -> float:
+        if not self._call.retry_safe and not isinstance(exc, PoolTimeout):
+            raise self._store._lost(self._call, exc) from None
+        if time.monotonic() >= self._deadline:
+            raise self._store._gone(self._call, exc) from None
+        first = self._backoff.attempts == 0
+        delay = self._backoff.next_delay()
+        return 0.0 if first else delay  # a broken pooled connection: try a fresh one at once
+
+
 class Store(_StoreBase):
     """Runs operations with a thread-safe connection pool (opened on first use)."""
 
@@ -179,21 +214,19 @@ class Store(_StoreBase):
         self, operation: Operation[T], connection: psycopg.Connection[Any] | None = None
     ) -> T:
         """Run every request of ``operation`` in turn, feeding each result back to it."""
-        result: Any = None
-        error: Exception | None = None
-        while True:
-            try:
-                request = operation.throw(error) if error else operation.send(result)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            result, error = None, None
+        driver = _Driver(operation)
+        request = driver.next()
+        while request is not None:
             try:
                 if isinstance(request, Listen):
-                    result = self._listen(request)
+                    result: Any = self._listen(request)
                 else:
                     result = self.execute(request, connection)
             except Exception as exc:
-                error = exc
+                request = driver.next(error=exc)
+                continue
+            request = driver.next(result)
+        return driver.value  # type: ignore[return-value]
 
     def _listen(self, request: Listen) -> int:
         listener = self.listener()
@@ -204,21 +237,15 @@ class Store(_StoreBase):
     def execute(self, call: Call[T], connection: psycopg.Connection[Any] | None = None) -> T:
         if connection is not None:
             return _execute_on(connection, call)
-        backoff = Backoff()
-        deadline: float | None = None
+        attempts = _Attempts(self, call)
         while True:
             try:
                 with self.pool().connection() as conn:
                     return _execute_on(conn, call)
             except _LOST as exc:
-                if not call.retry_safe and not isinstance(exc, PoolTimeout):
-                    raise self._lost(call, exc) from None
-                deadline = deadline or time.monotonic() + self.options.reconnect_seconds
-                if time.monotonic() >= deadline:
-                    raise self._gone(call, exc) from None
+                delay = attempts.after(exc)
                 self.pool().check()  # drop every pooled connection the restart broke
-                time.sleep(backoff.next_delay() if backoff.attempts else 0)
-                backoff.attempts += 1
+                time.sleep(delay)
 
     def pool(self) -> ConnectionPool:
         with self._lock:
@@ -264,21 +291,19 @@ class AsyncStore(_StoreBase):
     async def perform(
         self, operation: Operation[T], connection: psycopg.AsyncConnection[Any] | None = None
     ) -> T:
-        result: Any = None
-        error: Exception | None = None
-        while True:
-            try:
-                request = operation.throw(error) if error else operation.send(result)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            result, error = None, None
+        driver = _Driver(operation)
+        request = driver.next()
+        while request is not None:
             try:
                 if isinstance(request, Listen):
-                    result = await self._listen(request)
+                    result: Any = await self._listen(request)
                 else:
                     result = await self.execute(request, connection)
             except Exception as exc:
-                error = exc
+                request = driver.next(error=exc)
+                continue
+            request = driver.next(result)
+        return driver.value  # type: ignore[return-value]
 
     async def _listen(self, request: Listen) -> int:
         listener = await self.listener()
@@ -291,22 +316,16 @@ class AsyncStore(_StoreBase):
     ) -> T:
         if connection is not None:
             return await _execute_on_async(connection, call)
-        backoff = Backoff()
-        deadline: float | None = None
+        attempts = _Attempts(self, call)
         while True:
             try:
                 pool = await self.pool()
                 async with pool.connection() as conn:
                     return await _execute_on_async(conn, call)
             except _LOST as exc:
-                if not call.retry_safe and not isinstance(exc, PoolTimeout):
-                    raise self._lost(call, exc) from None
-                deadline = deadline or time.monotonic() + self.options.reconnect_seconds
-                if time.monotonic() >= deadline:
-                    raise self._gone(call, exc) from None
-                await (await self.pool()).check()
-                await asyncio.sleep(backoff.next_delay() if backoff.attempts else 0)
-                backoff.attempts += 1
+                delay = attempts.after(exc)
+                await (await self.pool()).check()  # drop the pooled connections that broke
+                await asyncio.sleep(delay)
 
     async def pool(self) -> AsyncConnectionPool:
         async with self._lock:

@@ -249,13 +249,13 @@ def test_a_lost_connection_during_a_retry_is_a_precise_error(db_url, monkeypatch
     flow = _echo()
     with Client(db_url) as client:
         run_id = client.start(flow, 1)
-        real_execute = psycopg.Connection.execute
+        real_execute = psycopg.Cursor.execute
 
         def broken(self, query, params=None, **kwargs):
             if "retry_run" in str(query):
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
             return real_execute(self, query, params, **kwargs)
 
-        monkeypatch.setattr(psycopg.Connection, "execute", broken)
+        monkeypatch.setattr(psycopg.Cursor, "execute", broken)
         with pytest.raises(DatabaseConnectionLostError, match="cannot tell whether it took effect"):
             client.retry(run_id)
