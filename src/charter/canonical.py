@@ -19,9 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from charter.errors import CanonicalJsonError
+from charter.payloads import shown
 
 # Integers beyond this lose precision in IEEE 754 doubles (JavaScript, many JSON parsers).
 MAX_SAFE_INTEGER = 2**53 - 1
+# Arrays and objects nested deeper than this are refused (charter's own documents nest a
+# few levels; payloads at most 100), before Python's recursion limit is reached.
+MAX_DEPTH = 200
 
 _HINTS: dict[str, str] = {
     "datetime": "convert it to an ISO 8601 string first, e.g. value.isoformat()",
@@ -42,7 +46,7 @@ def canonical_json(value: Any) -> str:
     '{"a":[true,null,1],"b":1}'
     """
     parts: list[str] = []
-    _write(value, "$", parts)
+    _Writer(parts).write(value, "$")
     return "".join(parts)
 
 
@@ -55,54 +59,85 @@ def _utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _write(value: Any, path: str, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, str):
-        out.append(_string(value, path))
-    elif isinstance(value, int):
-        if abs(value) > MAX_SAFE_INTEGER:
-            raise CanonicalJsonError(
-                f"{path}: the integer {value} is outside ±(2**53 - 1) and would lose "
-                "precision in other JSON readers; store it as a string instead"
+class _Writer:
+    """Writes one value; remembers the arrays and objects it is inside, to refuse a value
+    that contains itself and one nested beyond :data:`MAX_DEPTH`."""
+
+    def __init__(self, out: list[str]) -> None:
+        self.out = out
+        self.open: set[int] = set()
+
+    def write(self, value: Any, path: str) -> None:
+        out = self.out
+        if value is None:
+            out.append("null")
+        elif value is True:
+            out.append("true")
+        elif value is False:
+            out.append("false")
+        elif isinstance(value, str):
+            out.append(_string(value, path))
+        elif isinstance(value, int):
+            if abs(value) > MAX_SAFE_INTEGER:
+                # str() of an int of thousands of digits raises ValueError: name its size.
+                digits = str(value) if value.bit_length() < 256 else f"of {value.bit_length()} bits"
+                raise CanonicalJsonError(
+                    f"{path}: the integer {digits} is outside ±(2**53 - 1) and would lose "
+                    "precision in other JSON readers; store it as a string instead"
+                )
+            out.append(str(int(value)))
+        elif isinstance(value, float):
+            out.append(_number(value, path))
+        elif isinstance(value, Mapping) or (
+            isinstance(value, Sequence) and not isinstance(value, bytes | bytearray)
+        ):
+            self._container(value, path)
+        else:
+            type_name = type(value).__name__
+            hint = _HINTS.get(
+                type_name, "convert it to a str, int, float, bool, None, list or dict"
             )
-        out.append(str(int(value)))
-    elif isinstance(value, float):
-        out.append(_number(value, path))
-    elif isinstance(value, Mapping):
-        _write_object(value, path, out)
-    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        out.append("[")
-        for index, item in enumerate(value):
+            raise CanonicalJsonError(f"{path}: a value of type {type_name} is not JSON; {hint}")
+
+    def _container(self, value: Mapping[Any, Any] | Sequence[Any], path: str) -> None:
+        if id(value) in self.open:
+            raise CanonicalJsonError(
+                f"{path}: the value contains itself (a reference cycle), which JSON cannot "
+                "represent; copy the inner value instead of referring back to its container"
+            )
+        if len(self.open) >= MAX_DEPTH:
+            raise CanonicalJsonError(
+                f"{path[:80]}…: arrays and objects nest more than {MAX_DEPTH} levels deep; "
+                "flatten the value"
+            )
+        self.open.add(id(value))
+        if isinstance(value, Mapping):
+            self._object(value, path)
+        else:
+            self.out.append("[")
+            for index, item in enumerate(value):
+                if index:
+                    self.out.append(",")
+                self.write(item, f"{path}[{index}]")
+            self.out.append("]")
+        self.open.discard(id(value))
+
+    def _object(self, value: Mapping[Any, Any], path: str) -> None:
+        for key in value:
+            if not isinstance(key, str):
+                raise CanonicalJsonError(
+                    f"{path}: the key {shown(key)} is a {type(key).__name__}; JSON object keys "
+                    "must be strings, so convert it with str() first"
+                )
+        out = self.out
+        out.append("{")
+        for index, key in enumerate(sorted(value, key=_utf16_key)):
             if index:
                 out.append(",")
-            _write(item, f"{path}[{index}]", out)
-        out.append("]")
-    else:
-        type_name = type(value).__name__
-        hint = _HINTS.get(type_name, "convert it to a str, int, float, bool, None, list or dict")
-        raise CanonicalJsonError(f"{path}: a value of type {type_name} is not JSON; {hint}")
-
-
-def _write_object(value: Mapping[Any, Any], path: str, out: list[str]) -> None:
-    for key in value:
-        if not isinstance(key, str):
-            raise CanonicalJsonError(
-                f"{path}: the key {key!r} is a {type(key).__name__}; JSON object keys must "
-                "be strings, so convert it with str() first"
-            )
-    out.append("{")
-    for index, key in enumerate(sorted(value, key=_utf16_key)):
-        if index:
-            out.append(",")
-        out.append(_string(key, path))
-        out.append(":")
-        _write(value[key], f"{path}.{key}", out)
-    out.append("}")
+            out.append(_string(key, path))
+            out.append(":")
+            self.write(value[key], f"{path}.{key}")
+        out.append("}")
 
 
 def _string(value: str, path: str) -> str:

@@ -8,6 +8,8 @@ an :class:`~charter.store.AsyncStore`; so every client method is one line in eac
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 import uuid
 from collections.abc import Sequence
@@ -28,10 +30,11 @@ from charter.errors import (
     FlowNotFoundError,
     FlowShapeMismatchError,
     PermissionDeniedError,
+    RunInputError,
     RunNotFoundError,
     RunWaitTimeoutError,
 )
-from charter.payloads import json_text
+from charter.payloads import json_text, shown
 from charter.store import Call, Listen, Operation, first_json, first_value, json_rows, single
 from charter.vocabulary import RunStatus
 
@@ -53,6 +56,10 @@ def start(
     run_id: str | None,
     version_id: str | None,
 ) -> Operation[str]:
+    if run_id is not None:
+        text_argument(run_id, "run_id")
+    _optional_text(version_id, "version_id")
+    org_id = text_argument(state.org_id, "org_id")
     slug = yield from _ensure(state, flow, version_id)
     # A generated id is chosen here, not in SQL, so that resending after a lost connection
     # finds the run it may already have started instead of starting a second one.
@@ -61,7 +68,7 @@ def start(
         "flow": slug,
         "input": run_input_json(flow, input),
         "run_id": text_argument(chosen, "run_id"),
-        "org_id": state.org_id,
+        "org_id": org_id,
         "version_id": version_id,
     }
     started = yield Call("start_run", params, first_json, what=f"starting a run of '{slug}'")
@@ -75,21 +82,33 @@ def start_many(
     run_ids: Sequence[str] | None,
     version_id: str | None,
 ) -> Operation[list[str]]:
-    if isinstance(inputs, str | bytes) or not isinstance(inputs, Sequence):
-        raise ArgumentError(f"start_many takes a list of inputs, one per run, not {inputs!r:.80}.")
-    if run_ids is not None and len(run_ids) != len(inputs):
+    if not _is_list(inputs):
         raise ArgumentError(
-            f"start_many got {len(inputs)} inputs but {len(run_ids)} run ids; give one run "
-            "id per input, or none."
+            f"start_many takes a list of inputs, one per run, not {type(inputs).__name__}."
         )
+    if run_ids is not None:
+        if not _is_list(run_ids):
+            raise ArgumentError(
+                f"start_many takes run_ids as a list of strings, one per input (or None), "
+                f"not {type(run_ids).__name__}."
+            )
+        if len(run_ids) != len(inputs):
+            raise ArgumentError(
+                f"start_many got {len(inputs)} inputs but {len(run_ids)} run ids; give one run "
+                "id per input, or none."
+            )
+        for rid in run_ids:
+            text_argument(rid, "run_id")
+    _optional_text(version_id, "version_id")
+    org_id = text_argument(state.org_id, "org_id")
     slug = yield from _ensure(state, flow, version_id)
     ids = list(run_ids) if run_ids is not None else [str(uuid.uuid4()) for _ in inputs]
     texts = [run_input_json(flow, value) for value in inputs]
     params = {
         "flow": slug,
         "inputs": "[" + ",".join(texts) + "]",
-        "run_ids": [text_argument(rid, "run_id") for rid in ids],
-        "org_id": state.org_id,
+        "run_ids": ids,
+        "org_id": org_id,
         "version_id": version_id,
     }
     started = yield Call(
@@ -104,7 +123,7 @@ def get_run(run_id: str) -> Operation[Run]:
 
 
 def get_runs(run_ids: Sequence[str]) -> Operation[list[Run]]:
-    ids = [text_argument(rid, "run_id") for rid in run_ids]
+    ids = _run_ids(run_ids)
     found = yield Call("get_runs", {"run_ids": ids}, first_json)
     runs = []
     for rid, data in zip(ids, found, strict=True):
@@ -117,6 +136,8 @@ def get_runs(run_ids: Sequence[str]) -> Operation[list[Run]]:
 def wait_many(run_ids: Sequence[str], timeout: float) -> Operation[list[Run]]:
     """Wait until every run is completed, failed or cancelled; RunWaitTimeoutError after
     ``timeout`` seconds (the runs go on). Rides through a database that is briefly gone."""
+    run_ids = _run_ids(run_ids)
+    timeout = _timeout(timeout)
     deadline = time.monotonic() + timeout
     done: dict[str, Run] = {}
     latest: dict[str, Run] = {}
@@ -167,14 +188,14 @@ def retry(run_id: str) -> Operation[str]:
 def list_runs(
     flow: Flow | str | None, status: str | None, limit: int, after: str | None
 ) -> Operation[list[Run]]:
-    if status is not None and status not in set(RunStatus):
+    if status is not None and (not isinstance(status, str) or status not in set(RunStatus)):
         raise ArgumentError(
-            f"status={status!r} is not a run status; use one of "
+            f"status={shown(status)} is not a run status; use one of "
             f"{', '.join(s.value for s in RunStatus)}."
         )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise ArgumentError(
-            f"limit={limit!r} must be a whole number from 1 to 10000; page with after=."
+            f"limit={shown(limit)} must be a whole number from 1 to 10000; page with after=."
         )
     slug = flow.slug if isinstance(flow, Flow) else flow
     params = {
@@ -188,6 +209,10 @@ def list_runs(
 
 
 def list_workers(include_stopped: bool) -> Operation[list[WorkerInfo]]:
+    if not isinstance(include_stopped, bool):
+        raise ArgumentError(
+            f"include_stopped must be True or False, not {type(include_stopped).__name__}."
+        )
     rows = yield Call("list_workers", {"include_stopped": include_stopped}, json_rows)
     return [worker_info(data) for data in rows]
 
@@ -260,15 +285,60 @@ def text_argument(value: Any, name: str) -> str:
     """A run id, slug or cursor as PostgreSQL can take it, or ArgumentError saying why not."""
     if not isinstance(value, str):
         raise ArgumentError(f"{name} must be a string, not {type(value).__name__}.")
-    if "\x00" in value:
-        raise ArgumentError(f"{name} {value!r} contains U+0000, which PostgreSQL cannot store.")
-    try:
-        json_text(value, name)
-    except Exception as exc:
-        raise ArgumentError(getattr(exc, "message", str(exc))) from None
     if not 1 <= len(value) <= 200:
         raise ArgumentError(f"{name} must be 1 to 200 characters long, not {len(value)}.")
+    return clean_text(value, name)
+
+
+def clean_text(value: Any, name: str) -> str:
+    """Any text PostgreSQL can store (no U+0000, no lone surrogates), or ArgumentError;
+    rules about length and emptiness are left to the callee."""
+    if not isinstance(value, str):
+        raise ArgumentError(f"{name} must be a string, not {type(value).__name__}.")
+    if "\x00" in value:
+        raise ArgumentError(
+            f"{name} {value!r} contains U+0000, which PostgreSQL cannot store; remove it."
+        )
+    try:
+        json_text(value, name)
+    except RunInputError as exc:
+        raise ArgumentError(exc.message) from None
     return value
+
+
+def _optional_text(value: Any, name: str) -> str | None:
+    return None if value is None else text_argument(value, name)
+
+
+def _is_list(value: Any) -> bool:
+    """A list or tuple of things, not a string (which is a sequence of characters)."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
+
+
+def _run_ids(run_ids: Any) -> list[str]:
+    if not _is_list(run_ids):
+        raise ArgumentError(
+            f"run_ids must be a list of run ids (strings), not {type(run_ids).__name__}; for "
+            "one run, pass [run_id]."
+        )
+    return [text_argument(rid, "run_id") for rid in run_ids]
+
+
+def _timeout(value: Any) -> float:
+    """Seconds to wait: a number, 0 or more (inf waits for good)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentError(
+            f"timeout must be a number of seconds, not {type(value).__name__} ({shown(value)})."
+        )
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int beyond any float
+        seconds = math.inf
+    if math.isnan(seconds) or seconds < 0:
+        raise ArgumentError(
+            f"timeout={shown(value)} is not a number of seconds; give 0 or more (0 looks once)."
+        )
+    return seconds
 
 
 def _mismatch(flow: Flow, differences: list[str]) -> FlowShapeMismatchError:

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from charter.errors import RunInputError
 
 MAX_DEPTH = 100
 """How deep values may sit in inputs and outputs: ``[["a"]]`` has "a" at level 2."""
+# json.dumps writes U+0000 as \u0000; a backslash written before "u0000" is \\u0000, which
+# is fine: an escape is one preceded by an even number of backslashes.
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def json_text(value: Any, what: str) -> str:
@@ -28,9 +32,9 @@ def json_text(value: Any, what: str) -> str:
     depth = nesting_depth(value, MAX_DEPTH)
     if depth > MAX_DEPTH:
         raise RunInputError(
-            f"{what} nests arrays and objects more than {MAX_DEPTH} levels deep; charter "
-            f"accepts at most {MAX_DEPTH}. Flatten it, or store the document elsewhere and "
-            "pass a reference."
+            f"{what} nests arrays and objects more than {MAX_DEPTH} levels deep (or contains "
+            f"itself); charter accepts at most {MAX_DEPTH}. Flatten it, or store the document "
+            "elsewhere and pass a reference."
         )
     try:
         text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
@@ -38,8 +42,10 @@ def json_text(value: Any, what: str) -> str:
         hint = "convert it to dicts, lists, strings, numbers, booleans and None"
         if isinstance(value, float) and math.isnan(value):
             hint = "replace NaN with null"
+        elif "Out of range float" in str(exc):
+            hint = "replace NaN and infinities with null (or a string)"
         raise RunInputError(f"{what} is not JSON ({exc}); {hint}.") from None
-    if "\\u0000" in text:
+    if "\\u0000" in text and _NUL_ESCAPE.search(text):
         raise RunInputError(
             f"{what} contains the character U+0000, which PostgreSQL cannot store in JSON; "
             "remove it or encode the data (e.g. base64)."
@@ -89,3 +95,13 @@ def loads(text: str | bytes, what: str) -> Any:
             f"accepts at most {MAX_DEPTH} levels); it was written without charter's checks. "
             "Start the run again with a flatter input."
         ) from None
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A caller's value in an error message: its repr, shortened to ``limit`` characters.
+    Never raises (an int of thousands of digits has no repr; an object's may fail)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -18,6 +18,7 @@ raise :class:`~charter.errors.RegistryError` subclasses with stable codes.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,8 +27,9 @@ from typing import Any, Literal, TypeVar
 import psycopg
 
 from charter.compiler.flows import compile_shape, is_flow_shape
-from charter.errors import CharterError
-from charter.payloads import json_text
+from charter.errors import ArgumentError, CharterError
+from charter.operations import clean_text
+from charter.payloads import json_text, shown
 from charter.store import AsyncStore, Call, Operation, Store, first_json, single
 
 Connection = psycopg.Connection[Any]
@@ -122,10 +124,10 @@ def _ensure_workflow(
     return _call(
         "ensure_workflow",
         {
-            "wf_id": wf_id,
-            "description": description,
-            "owner_id": owner_id,
-            "on_existing": on_existing,
+            "wf_id": _optional(wf_id, "wf_id"),
+            "description": _optional(description, "description"),
+            "owner_id": _optional(owner_id, "owner_id"),
+            "on_existing": _optional(on_existing, "on_existing"),
         },
         lambda d: WorkflowResult(d["workflowId"], d["action"], _warnings(d)),
         retry_safe=on_existing != "error",
@@ -148,16 +150,16 @@ def _create_workflow_version(
     return _call(
         "create_workflow_version",
         {
-            "workflow_id": workflow_id,
+            "workflow_id": _optional(workflow_id, "workflow_id"),
             "dsl": json_text(dsl, "The dsl"),
-            "commit_message": commit_message,
-            "operation": operation,
-            "version_id": version_id,
-            "generation_id": generation_id,
-            "parent_version_ids": list(parent_version_ids),
-            "owner_id": owner_id,
+            "commit_message": _optional(commit_message, "commit_message"),
+            "operation": _optional(operation, "operation"),
+            "version_id": _optional(version_id, "version_id"),
+            "generation_id": _optional(generation_id, "generation_id"),
+            "parent_version_ids": _texts(parent_version_ids, "parent_version_ids"),
+            "owner_id": _optional(owner_id, "owner_id"),
             "auto_create_parent": auto_create_parent,
-            "on_existing": on_existing,
+            "on_existing": _optional(on_existing, "on_existing"),
             "compiled": _compiled_shape(workflow_id, dsl),
         },
         lambda d: VersionResult(
@@ -191,13 +193,13 @@ def _create_invocation(
     return _call(
         "create_invocation",
         {
-            "invocation_id": invocation_id,
-            "version_id": version_id,
-            "workflow_id": workflow_id,
-            "run_id": run_id,
-            "generation_id": generation_id,
-            "owner_id": owner_id,
-            "on_existing": on_existing,
+            "invocation_id": _optional(invocation_id, "invocation_id"),
+            "version_id": _optional(version_id, "version_id"),
+            "workflow_id": _optional(workflow_id, "workflow_id"),
+            "run_id": _optional(run_id, "run_id"),
+            "generation_id": _optional(generation_id, "generation_id"),
+            "owner_id": _optional(owner_id, "owner_id"),
+            "on_existing": _optional(on_existing, "on_existing"),
         },
         lambda d: InvocationResult(
             d["invocationId"], d["versionId"], d["workflowId"], d["action"], _warnings(d)
@@ -212,10 +214,10 @@ def _update_invocation(
     return _call(
         "update_invocation",
         {
-            "invocation_id": invocation_id,
-            "status": status,
-            "end_time": end_time,
-            "usd_cost": usd_cost,
+            "invocation_id": _optional(invocation_id, "invocation_id"),
+            "status": _optional(status, "status"),
+            "end_time": _end_time(end_time),
+            "usd_cost": _cost(usd_cost),
         },
         lambda d: Invocation(
             d["invocationId"],
@@ -233,7 +235,10 @@ def _update_invocation(
 
 def _lineage(version_id: str) -> Operation[Lineage]:
     return _call(
-        "workflow_lineage", {"version_id": version_id}, _lineage_from_json, retry_safe=True
+        "workflow_lineage",
+        {"version_id": _optional(version_id, "version_id")},
+        _lineage_from_json,
+        retry_safe=True,
     )
 
 
@@ -248,6 +253,34 @@ def _lineage_from_json(d: dict[str, Any]) -> Lineage:
         datetime.fromisoformat(d["createdAt"]),
         [_lineage_from_json(p) for p in d["parents"]],
     )
+
+
+def _optional(value: Any, name: str) -> str | None:
+    return None if value is None else clean_text(value, name)
+
+
+def _texts(values: Any, name: str) -> list[str]:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise ArgumentError(f"{name} must be a list of version ids, not {type(values).__name__}.")
+    return [clean_text(value, name) for value in values]
+
+
+def _end_time(value: Any) -> datetime | None:
+    if value is not None and not isinstance(value, datetime):
+        raise ArgumentError(f"end_time must be a datetime or None, not {type(value).__name__}.")
+    return value
+
+
+def _cost(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        cost = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        cost = math.nan
+    if not isinstance(value, int | float) or not math.isfinite(cost):
+        raise ArgumentError(f"usd_cost must be a finite number of dollars, not {shown(value, 40)}.")
+    return cost
 
 
 def _warnings(data: dict[str, Any]) -> list[RegistryWarning]:

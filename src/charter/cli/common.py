@@ -43,13 +43,25 @@ def json_argument(text: str, option: str, *, error: type[CharterError] = Configu
     """A JSON value given inline, as ``@FILE``, or as ``-`` (standard input)."""
     source = option
     if text == "-":
-        text, source = sys.stdin.read(), f"{option} - (standard input)"
+        source = f"{option} - (standard input)"
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise ArgumentError(
+                f"{source} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} cannot be "
+                "decoded). Send JSON as UTF-8."
+            ) from None
     elif text.startswith("@"):
         path = Path(text[1:])
         try:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ArgumentError(f"{option} {text}: cannot read {path} ({exc}).") from None
+        except ValueError:  # U+0000 in the path, or a character the file system cannot take
+            raise ArgumentError(
+                f"{option} {text!r}: the path contains U+0000 or characters the file system "
+                "cannot take; check it."
+            ) from None
         source = f"{option} @{path}"
     try:
         return json.loads(text)
@@ -60,6 +72,11 @@ def json_argument(text: str, option: str, *, error: type[CharterError] = Configu
         ) from None
     except RecursionError:
         raise error(f"{source} nests too deeply to read; flatten it.") from None
+    except ValueError:  # the only other failure: an integer of more than 4,300 digits
+        raise error(
+            f"{source} holds a number of more than {sys.get_int_max_str_digits()} digits, "
+            "which Python does not read; write it as a string."
+        ) from None
 
 
 def print_json(value: Any) -> None:

@@ -106,14 +106,14 @@ def expr_command(
     variables = json_argument(vars, "--vars")
     declared = json_argument(schema, "--schema") if schema else None
     compiled = compile_expression(expression, declared)
+    try:  # what SQL cannot take is refused in both modes, naming the option
+        params = {
+            "compiled": json_text(compiled, "The expression"),
+            "variables": json_text(variables, "--vars"),
+        }
+    except RunInputError as exc:
+        raise ArgumentError(exc.message) from None
     if sql:
-        try:
-            params = {
-                "compiled": json_text(compiled, "The expression"),
-                "variables": json_text(variables, "--vars"),
-            }
-        except RunInputError as exc:
-            raise ArgumentError(exc.message) from None
         with connection.connect(target(database_url)) as conn:
             migrations.migrate(conn)
             audit = perform(conn, _eval_call(params))

@@ -175,13 +175,20 @@ def _each(database_url: str | None, run_ids: list[str], action: str) -> int:
         for run_id in run_ids:
             try:
                 status = client.cancel(run_id) if action == "cancel" else client.retry(run_id)
-                out.print(f"{escape(run_id)}: {status}")
+                out.print(f"{escape(_shown_id(run_id))}: {status}")
             except CharterError as exc:
                 failures += 1
                 err.print(
-                    f"[bold red]error[/] {escape(run_id)}: [{exc.code}] {escape(exc.message)}"
+                    f"[bold red]error[/] {escape(_shown_id(run_id))}: [{exc.code}] "
+                    f"{escape(exc.message)}"
                 )
     return EXIT_ERROR if failures else 0
+
+
+def _shown_id(run_id: str) -> str:
+    """A run id on a line of its own: as it is, or quoted when it holds line breaks or
+    characters a terminal does not show (it is then not a run id charter can store)."""
+    return run_id if run_id.isprintable() else repr(run_id)
 
 
 def workers_command(*, database_url: str | None, all: bool, json: bool) -> int:

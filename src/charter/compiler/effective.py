@@ -31,17 +31,25 @@ from charter.dsl.contract import STRICTNESS, EntityContract
 from charter.dsl.slots import USER_NODE_TYPES, OrgWorkflowDefinition, SlotGraphPatch
 from charter.errors import ContractError, ExpressionError, FlowDefinitionError
 from charter.expr.compile import Schema, compile_expression
+from charter.payloads import MAX_DEPTH, nesting_depth
 
-LOCAL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+LOCAL_ID = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 
 
 def compile_effective(
     envelope: dict[str, Any], org: OrgWorkflowDefinition | dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The effective CompiledWorkflow of ``envelope`` with ``org``'s slot patches (or bare)."""
+    _check_envelope_structure(envelope)
     contract = EntityContract.from_json(envelope.get("contract"))
     _check_envelope_nodes(contract, envelope)
-    if isinstance(org, dict):
+    if org is not None and not isinstance(org, OrgWorkflowDefinition):
+        if nesting_depth(org, MAX_DEPTH) > MAX_DEPTH:
+            raise ContractError(
+                f"The org workflow definition nests more than {MAX_DEPTH} levels deep (or "
+                "contains itself); node configurations are a few levels deep. Flatten it.",
+                code="ORG_DEFINITION_INVALID",
+            )
         org = OrgWorkflowDefinition.from_json(org)
     schema: Schema = {"entity": dict(contract.fields)} if contract.fields is not None else {}
     nodes: dict[str, dict[str, Any]] = {}
@@ -112,6 +120,80 @@ def compile_effective(
             raise
         raise ContractError(exc.message) from None
     return compiled
+
+
+_WINDOWS = tuple(STRICTNESS)
+# What compile_effective reads of an envelope: key -> (type, what it must be).
+_ENVELOPE_ITEMS: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
+    "nodes": {"id": (str, "a string"), "type": (str, "a string")},
+    "edges": {
+        "id": (str, "a string"),
+        "sourceNodeId": (str, "a string"),
+        "targetNodeId": (str, "a string"),
+    },
+    "slots": {
+        "slotId": (str, "a string"),
+        "entryNodeId": (str, "a string"),
+        "exitNodeId": (str, "a string"),
+        "defaultEditWindow": (str, "an edit window"),
+    },
+}
+_ENVELOPE_OPTIONAL: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "config": (dict, "an object"),
+    "label": ((str, type(None)), "a string"),
+    "priority": (int, "a whole number"),
+    "stableRegion": (bool, "true or false"),
+}
+
+
+def _check_envelope_structure(envelope: Any) -> None:
+    """An envelope is generated (``generate_envelope``); one that was edited by hand or
+    damaged in storage into something else than its shape is refused, naming the place."""
+    problem = _envelope_problem(envelope)
+    if problem:
+        raise ContractError(
+            f"System gate integrity failed (WF-08): the envelope is malformed: {problem}. "
+            "Pass the envelope generate_envelope(contract) returns; org definitions change "
+            "slots only.",
+            code="WORKFLOW_SYSTEM_INTEGRITY",
+        )
+
+
+def _envelope_problem(envelope: Any) -> str | None:
+    if not isinstance(envelope, dict):
+        return f"it is {type(envelope).__name__}, not an object"
+    if nesting_depth(envelope, MAX_DEPTH) > MAX_DEPTH:
+        return f"it nests more than {MAX_DEPTH} levels deep (or contains itself)"
+    if not isinstance(envelope.get("entityType"), str):
+        return "entityType is not a string"
+    version = envelope.get("envelopeVersion")
+    if isinstance(version, bool) or not isinstance(version, int):
+        return "envelopeVersion is not a whole number"
+    windows = envelope.get("editWindows")
+    if not isinstance(windows, dict) or any(
+        not isinstance(k, str) or v not in _WINDOWS for k, v in windows.items()
+    ):
+        return f"editWindows must map node ids to {', '.join(_WINDOWS)}"
+    for key, required in _ENVELOPE_ITEMS.items():
+        items = envelope.get(key)
+        if not isinstance(items, list):
+            return f"{key} is not a list"
+        for n, item in enumerate(items):
+            if not isinstance(item, dict):
+                return f"{key}[{n}] is not an object"
+            for name, (kind, what) in required.items():
+                if not isinstance(item.get(name), kind):
+                    return f"{key}[{n}].{name} is not {what}"
+            for name, (kind, what) in _ENVELOPE_OPTIONAL.items():
+                if name in item and (
+                    not isinstance(item[name], kind)
+                    or isinstance(item[name], bool) is not (kind is bool)
+                ):
+                    return f"{key}[{n}].{name} is not {what}"
+    for n, slot in enumerate(envelope["slots"]):
+        if slot["defaultEditWindow"] not in _WINDOWS:
+            return f"slots[{n}].defaultEditWindow is not one of {', '.join(_WINDOWS)}"
+    return None
 
 
 def _check_envelope_nodes(contract: EntityContract, envelope: dict[str, Any]) -> None:
@@ -286,7 +368,14 @@ def _apply_patch(
         )
 
     entry, exit_ = slot["entryNodeId"], slot["exitNodeId"]
-    replaced = edges.pop(edge_id(entry, exit_))
+    replaced = edges.pop(edge_id(entry, exit_), None)
+    if replaced is None:
+        raise ContractError(
+            f"System gate integrity failed (WF-08): system edge {entry} -> {exit_} is "
+            f"missing, and slot {slot_id} sits on it. The envelope must be the one generated "
+            "from its contract; org definitions change slots only.",
+            code="WORKFLOW_SYSTEM_INTEGRITY",
+        )
     attach_in, attach_out = f"sys:slot:{slot_id}:in", f"sys:slot:{slot_id}:out"
     nodes[attach_in] = {
         "id": attach_in,

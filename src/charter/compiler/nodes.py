@@ -14,9 +14,11 @@ from typing import Any
 
 from charter.errors import ContractError, ExpressionError
 from charter.expr.compile import Schema, compile_expression
+from charter.payloads import shown
 
-DURATION = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$")
-ACTION_TYPE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
+# \Z, not $: "$" also matches before a trailing newline.
+DURATION = re.compile(r"\AP(?!\Z)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?\Z")
+ACTION_TYPE = re.compile(r"\A[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\Z")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -58,7 +60,7 @@ class _Config:
     def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
         value = self.config.get(key, default)
         if value not in options:
-            _fail(self.node_id, f"{key}={value!r} is not one of {', '.join(options)}")
+            _fail(self.node_id, f"{key}={shown(value)} is not one of {', '.join(options)}")
         return str(value)
 
     def expression(self, key: str, source: Any) -> dict[str, Any]:
@@ -104,7 +106,8 @@ class _Config:
         ):
             _fail(
                 self.node_id,
-                f"{key}={value!r} is not a positive ISO 8601 duration such as PT24H, P3D or PT90M",
+                f"{key}={shown(value)} is not a positive ISO 8601 duration such as PT24H, P3D "
+                "or PT90M",
             )
         return value
 

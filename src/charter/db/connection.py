@@ -198,10 +198,21 @@ def redact(url: str) -> str:
     return f"{params.get('user', '')}@{host}:{port}/{params.get('dbname', '')}"
 
 
-def _validated(url: str, source: str) -> str:
+def _validated(url: Any, source: str) -> str:
+    if not isinstance(url, str):
+        raise ConfigurationError(
+            f"{source} must be a connection URL string, not {type(url).__name__}. Use the form "
+            "postgresql://USER:PASSWORD@HOST:PORT/DATABASE."
+        )
     try:
+        url.encode("utf-8")
         conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
+    except UnicodeEncodeError:
+        raise ConfigurationError(
+            f"{source} is not valid text (it holds bytes that are not UTF-8). Set it to a "
+            "connection URL of the form postgresql://USER:PASSWORD@HOST:PORT/DATABASE."
+        ) from None
+    except (psycopg.ProgrammingError, ValueError) as exc:
         raise ConfigurationError(
             f"{source} is not a valid PostgreSQL connection URL ({' '.join(str(exc).split())}). "
             "Use the form "

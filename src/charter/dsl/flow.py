@@ -23,8 +23,10 @@ from typing import Any, Literal, overload
 
 from charter.dsl.handler import CTX, RUN, HandlerSpec, inspect_handler
 from charter.errors import FlowDefinitionError
+from charter.payloads import shown
 
-SLUG_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# \Z, not $: '$' also matches before a trailing newline, which SQL's check refuses.
+SLUG_PATTERN = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_SLUG_LENGTH = 128
 RESERVED_SLUGS = frozenset({RUN, CTX})
 ExceptionTypes = type[BaseException] | tuple[type[BaseException], ...] | list[type[BaseException]]
@@ -115,7 +117,7 @@ class Flow:
         start_delay: int | None = None,
         description: str | None = None,
     ) -> None:
-        _check_slug(slug, what=f"Flow slug {slug!r}")
+        _check_slug(slug, what=f"Flow slug {shown(slug)}")
         self.slug = slug
         self.description = description
         self.options = _options(
@@ -256,12 +258,19 @@ class Flow:
             )
         if not callable(fn):
             raise FlowDefinitionError(
-                f"Flow '{self.slug}': a step handler must be a function, got {fn!r}.",
+                f"Flow '{self.slug}': a step handler must be a function, got {shown(fn)}.",
                 code="FLOW_STEP_INVALID",
             )
-        step_slug = slug if slug is not None else fn.__name__
-        where = f"Step '{step_slug}' of flow '{self.slug}'"
+        step_slug = slug if slug is not None else getattr(fn, "__name__", None)
+        if step_slug is None:
+            raise FlowDefinitionError(
+                f"Flow '{self.slug}': the handler {shown(fn)} has no __name__ to name its "
+                "step; pass slug='a_name'.",
+                code="FLOW_SLUG_INVALID",
+            )
+        where = f"Step {shown(step_slug)} of flow '{self.slug}'"
         _check_slug(step_slug, what=where)
+        where = f"Step '{step_slug}' of flow '{self.slug}'"
         if step_slug in self.steps:
             raise FlowDefinitionError(
                 f"{where} is defined twice. Step slugs must be unique within a flow: rename "
@@ -297,6 +306,11 @@ class Flow:
     def _dependencies(self, where: str, depends_on: Iterable[Step | str]) -> tuple[str, ...]:
         if isinstance(depends_on, str | Step):
             depends_on = [depends_on]
+        if not isinstance(depends_on, Iterable):
+            raise FlowDefinitionError(
+                f"{where}: depends_on= takes a list of steps (or slugs), not {shown(depends_on)}.",
+                code="FLOW_DEPENDENCY_UNKNOWN",
+            )
         result: list[str] = []
         for dep in depends_on:
             dep_slug = self._resolve(where, dep, role="dependency")
@@ -340,15 +354,15 @@ class Flow:
             slug = ref
         else:
             raise FlowDefinitionError(
-                f"{where}: the {role} {ref!r} is neither a step of this flow nor a step slug. "
+                f"{where}: the {role} {shown(ref)} is neither a step of this flow nor a step slug. "
                 "Pass the decorated step function or its slug string.",
                 code="FLOW_DEPENDENCY_UNKNOWN",
             )
         if slug not in self.steps:
             known = ", ".join(sorted(self.steps)) or "none yet"
             raise FlowDefinitionError(
-                f"{where}: the {role} '{slug}' is not a step of flow '{self.slug}' (steps so "
-                f"far: {known}). Define '{slug}' above this step.",
+                f"{where}: the {role} {shown(slug)} is not a step of flow '{self.slug}' (steps "
+                f"so far: {known}). Define {shown(slug)} above this step.",
                 code="FLOW_DEPENDENCY_UNKNOWN",
             )
         return slug
@@ -382,7 +396,7 @@ def _options(where: str, **values: int | None) -> StepOptions:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             unit = "" if name == "max_attempts" else " seconds"
             raise FlowDefinitionError(
-                f"{where}: {name}={value!r} is out of range; use a whole number from {low} "
+                f"{where}: {name}={shown(value)} is out of range; use a whole number from {low} "
                 f"to {high}{unit}.",
                 code="FLOW_OPTION_INVALID",
             )
@@ -394,7 +408,7 @@ def _execution(
 ) -> ExecutionOptions:
     if isolation not in (None, "process"):
         raise FlowDefinitionError(
-            f"{where}: isolation={isolation!r} is not known; use isolation='process' to run "
+            f"{where}: isolation={shown(isolation)} is not known; use isolation='process' to run "
             "the handler in a child process that is killed when it overruns its timeout, or "
             "leave it out.",
             code="FLOW_OPTION_INVALID",
@@ -427,7 +441,7 @@ def _exception_types(where: str, name: str, value: Any) -> tuple[type[BaseExcept
     types = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
     if not types or not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
         raise FlowDefinitionError(
-            f"{where}: {name}= takes exception classes (one or a list), got {value!r}.",
+            f"{where}: {name}= takes exception classes (one or a list), got {shown(value)}.",
             code="FLOW_OPTION_INVALID",
         )
     return types

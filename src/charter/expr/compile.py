@@ -15,6 +15,7 @@ SQL::
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -25,7 +26,8 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from charter.errors import ExpressionError
+from charter.errors import ArgumentError, ExpressionError
+from charter.payloads import shown
 
 MAX_LENGTH = 500
 MAX_DEPTH = 10
@@ -59,6 +61,7 @@ def compile_expression(source: str, schema: Schema | None = None) -> dict[str, A
     """
     if not isinstance(source, str):
         raise ExpressionError("An expression must be a string.", code="EXPR_SYNTAX")
+    schema = _checked_schema(schema)
     if len(source) > MAX_LENGTH:
         raise _error(
             source,
@@ -68,14 +71,64 @@ def compile_expression(source: str, schema: Schema | None = None) -> dict[str, A
             f"the expression is {len(source)} characters long; the limit is "
             f"{MAX_LENGTH}. Split the logic over several conditions",
         )
+    _check_characters(source)
     try:
         tree = _parser().parse(source)
     except UnexpectedInput as exc:
         raise _syntax_error(source, exc) from None
-    typed = _Checker(source, schema or {}).visit(tree)
+    typed = _Checker(source, schema).visit(tree)
     _check_depth(source, typed.ast, tree)
     _check_dereferences(source, typed.ast)
     return {"expression": source, "ast": typed.ast}
+
+
+def _checked_schema(schema: Any) -> Schema:
+    """The declared fields, or ArgumentError naming what is wrong with them."""
+    if schema is None:
+        return {}
+    example = 'e.g. {"entity": {"grand_total": "number"}}'
+    if not isinstance(schema, dict):
+        raise ArgumentError(
+            f"The schema must map roots to their fields' types ({example}), not "
+            f"{type(schema).__name__}."
+        )
+    for root, fields in schema.items():
+        if root not in ROOTS:
+            raise ArgumentError(
+                f"The schema declares {shown(root)}, which is not a root; roots are "
+                f"{', '.join(ROOTS)} ({example})."
+            )
+        if not isinstance(fields, dict):
+            raise ArgumentError(
+                f"The schema's {root} must map field names to types ({example}), not "
+                f"{type(fields).__name__}."
+            )
+        for name, kind in fields.items():
+            if not isinstance(name, str) or kind not in TYPES:
+                raise ArgumentError(
+                    f"The schema's field {root}.{shown(name)} has type {shown(kind)}; types "
+                    f"are {', '.join(TYPES)}."
+                )
+    return schema
+
+
+def _check_characters(source: str) -> None:
+    """Compiled expressions are stored as JSON in PostgreSQL, which refuses U+0000 and lone
+    surrogates (characters that are not valid Unicode)."""
+    for index, char in enumerate(source):
+        if char == "\x00" or 0xD800 <= ord(char) <= 0xDFFF:
+            before = source[:index]
+            line = before.count("\n") + 1
+            column = index - (before.rfind("\n") + 1) + 1
+            what = "U+0000" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
+            raise _error(
+                source.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8"),
+                line,
+                column,
+                "EXPR_SYNTAX",
+                f"the expression contains {what}, which is not allowed; remove it, or "
+                "decode the text properly",
+            )
 
 
 class _Checker:
@@ -91,6 +144,15 @@ class _Checker:
         if kind == "number":
             text = str(node.children[0])
             value: Any = int(text) if re.fullmatch(r"-?\d+", text) else float(Decimal(text))
+            if not math.isfinite(value):
+                raise _error(
+                    self.source,
+                    line,
+                    column,
+                    "EXPR_SYNTAX",
+                    f"the number {text[:40]} is beyond the range of JSON numbers "
+                    "(about ±1.8e308); use a smaller one",
+                )
             return _Typed({"type": "literal", "value": value}, "number", line, column)
         if kind == "string":
             return _Typed(
@@ -252,7 +314,22 @@ def _unescape(source: str, token: Token) -> str:
             out.append(simple[nxt])
             i += 2
         elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
-            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            code = int(body[i + 2 : i + 6], 16)
+            low = body[i + 6 : i + 12]
+            if 0xD800 <= code <= 0xDBFF and re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", low):
+                # a surrogate pair, as JSON writes characters beyond U+FFFF
+                code = 0x10000 + ((code - 0xD800) << 10) + (int(low[2:], 16) - 0xDC00)
+                i += 6
+            elif code == 0 or 0xD800 <= code <= 0xDFFF:
+                raise _error(
+                    source,
+                    token.line or 1,
+                    (token.column or 1) + i + 1,
+                    "EXPR_SYNTAX",
+                    f"'\\u{body[i + 2 : i + 6]}' is not a character a string can hold "
+                    "(U+0000 and lone surrogates cannot be stored); remove it",
+                )
+            out.append(chr(code))
             i += 6
         else:
             raise _error(

@@ -22,11 +22,26 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from charter.errors import ArgumentError, RunInputError
+from charter.payloads import json_text
+
 
 def evaluate(compiled: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
-    """``{"expression", "variables": {path: value}, "result"}`` for these variables."""
+    """``{"expression", "variables": {path: value}, "result"}`` for these variables.
+
+    The variables must be JSON that ``charter.eval_expr`` could take as well (no NaN, no
+    U+0000 or lone surrogates, at most 100 levels deep); anything else is ArgumentError."""
+    if not isinstance(compiled, dict) or not isinstance(compiled.get("ast", compiled), dict):
+        raise ArgumentError(
+            "evaluate() takes a compiled expression, as compile_expression() returns it."
+        )
     ast = compiled.get("ast", compiled)
-    values = _decimal(variables)
+    try:
+        values = json.loads(
+            json_text(variables, "The variables object"), parse_float=Decimal, parse_int=Decimal
+        )
+    except RunInputError as exc:
+        raise ArgumentError(exc.message) from None
     read: dict[str, Any] = {}
     result = _eval(ast, values, read)
     return {
