@@ -21,9 +21,19 @@ import psycopg
 
 from charter import operations as ops
 from charter.db import connection as db
+from charter.document_client import (
+    AsyncDefinitions,
+    AsyncDirectory,
+    AsyncDocuments,
+    Definitions,
+    Directory,
+    Documents,
+)
 from charter.dsl.flow import Flow
 from charter.engine.runs import Run
 from charter.engine.workers import QueueEntry, WorkerInfo
+from charter.errors import ArgumentError
+from charter.operations import text_argument
 from charter.registry import AsyncRegistry, Registry
 from charter.store import AsyncStore, Store, StoreOptions
 
@@ -31,11 +41,19 @@ Connection = psycopg.Connection[Any]
 AsyncConnection = psycopg.AsyncConnection[Any]
 
 
-def _options(migrate: bool, pool_size: int | None) -> StoreOptions:
-    options = StoreOptions(migrate=migrate)
+def _options(migrate: bool, pool_size: Any) -> StoreOptions:
+    options = StoreOptions(migrate=bool(migrate))
     if pool_size is not None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ArgumentError(
+                f"pool_size must be a whole number of 1 or more, not {pool_size!r:.40}."
+            )
         options.pool_size = pool_size
     return options
+
+
+def _org(org_id: Any) -> str:
+    return text_argument(org_id, "org_id")
 
 
 class Client:
@@ -52,7 +70,7 @@ class Client:
         target = db.resolve(database_url, source="database_url")
         assert target is not None
         self.store = Store(target, _options(migrate, pool_size))
-        self._state = ops.ClientState(org_id)
+        self._state = ops.ClientState(_org(org_id))
 
     @property
     def target(self) -> db.DatabaseTarget:
@@ -71,6 +89,21 @@ class Client:
     def registry(self) -> Registry:
         """The definition registry: workflows, versions, invocations (seed 001)."""
         return Registry(self.store)
+
+    @property
+    def documents(self) -> Documents:
+        """Business documents of this client's org (seed 002): every change via mutate()."""
+        return Documents(self.store, self._state.org_id)
+
+    @property
+    def directory(self) -> Directory:
+        """The org's directory: users, roles, managers; org data for expressions."""
+        return Directory(self.store, self._state.org_id)
+
+    @property
+    def definitions(self) -> Definitions:
+        """Published contracts and the org's definitions of their workflows."""
+        return Definitions(self.store, self._state.org_id)
 
     def start(
         self,
@@ -153,7 +186,7 @@ class AsyncClient:
         target = db.resolve(database_url, source="database_url")
         assert target is not None
         self.store = AsyncStore(target, _options(migrate, pool_size))
-        self._state = ops.ClientState(org_id)
+        self._state = ops.ClientState(_org(org_id))
 
     @property
     def target(self) -> db.DatabaseTarget:
@@ -172,6 +205,18 @@ class AsyncClient:
     def registry(self) -> AsyncRegistry:
         """The definition registry: workflows, versions, invocations (seed 001)."""
         return AsyncRegistry(self.store)
+
+    @property
+    def documents(self) -> AsyncDocuments:
+        return AsyncDocuments(self.store, self._state.org_id)
+
+    @property
+    def directory(self) -> AsyncDirectory:
+        return AsyncDirectory(self.store, self._state.org_id)
+
+    @property
+    def definitions(self) -> AsyncDefinitions:
+        return AsyncDefinitions(self.store, self._state.org_id)
 
     async def start(
         self,

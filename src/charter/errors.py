@@ -49,6 +49,18 @@ The tree::
     │   └── ExprSyntaxError, ExprUnknownVariableError, ExprTypeMismatchError,
     │       ExprTooLongError, ExprTooDeepError, ExprTooManyDereferencesError,
     │       ExprForbiddenError                                        EXPR_<RULE>
+    ├── DocumentError                 the documents kernel (seed 002), one class per refusal:
+    │   ├── DocumentNotFoundError         DOCUMENT_NOT_FOUND (also: another org's document)
+    │   ├── DocumentExistsError           DOCUMENT_EXISTS
+    │   ├── DocumentVersionConflictError  DOCUMENT_VERSION_CONFLICT (expected_version)
+    │   ├── DocumentInvalidError          DOCUMENT_INVALID (a field, its type)
+    │   ├── PolicyDeniedError             POLICY_DENIED (actor, action, rule)
+    │   ├── WorkflowEditLockedError       WORKFLOW_EDIT_LOCKED (edit window)
+    │   ├── LifecycleTransitionError      LIFECYCLE_TRANSITION_INVALID
+    │   ├── ActorUnknownError             ACTOR_UNKNOWN (not in the org's directory)
+    │   ├── EntityTypeUnknownError        ENTITY_TYPE_UNKNOWN (no published contract)
+    │   ├── OrgMismatchError              ORG_MISMATCH (two orgs in one transaction)
+    │   └── DefinitionNotFoundError       DEFINITION_NOT_FOUND
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
@@ -540,3 +552,55 @@ class ExprTooManyDereferencesError(ExpressionError, code="EXPR_TOO_MANY_DEREFERE
 
 class ExprForbiddenError(ExpressionError, code="EXPR_FORBIDDEN"):
     """The expression uses a construct the language forbids (calls, +, loops…)."""
+
+
+class DocumentError(CharterError, code="DOCUMENT_ERROR"):
+    """The documents kernel refused a call."""
+
+
+class DocumentNotFoundError(DocumentError, code="DOCUMENT_NOT_FOUND", sqlstate="CH030"):
+    """No document (or version) with this id in the calling org."""
+
+
+class DocumentVersionConflictError(
+    DocumentError, code="DOCUMENT_VERSION_CONFLICT", sqlstate="CH031"
+):
+    """The document is not at expected_version: someone changed it meanwhile."""
+
+
+class DocumentInvalidError(DocumentError, code="DOCUMENT_INVALID", sqlstate="CH032"):
+    """A field is undeclared, of the wrong type, or not one the action may set."""
+
+
+class PolicyDeniedError(DocumentError, code="POLICY_DENIED", sqlstate="CH033"):
+    """The contract's policy does not allow this actor this action."""
+
+
+class WorkflowEditLockedError(DocumentError, code="WORKFLOW_EDIT_LOCKED", sqlstate="CH034"):
+    """The document's edit window is locked; amend it instead."""
+
+
+class LifecycleTransitionError(
+    DocumentError, code="LIFECYCLE_TRANSITION_INVALID", sqlstate="CH035"
+):
+    """No such gate, action or legal transition from the document's state."""
+
+
+class ActorUnknownError(DocumentError, code="ACTOR_UNKNOWN", sqlstate="CH036"):
+    """The actor is not in the org's directory."""
+
+
+class EntityTypeUnknownError(DocumentError, code="ENTITY_TYPE_UNKNOWN", sqlstate="CH037"):
+    """No contract is published for the entity type."""
+
+
+class OrgMismatchError(DocumentError, code="ORG_MISMATCH", sqlstate="CH038"):
+    """The transaction is scoped to another org than the call."""
+
+
+class DocumentExistsError(DocumentError, code="DOCUMENT_EXISTS", sqlstate="CH039"):
+    """A document with this id exists already."""
+
+
+class DefinitionNotFoundError(DocumentError, code="DEFINITION_NOT_FOUND", sqlstate="CH040"):
+    """No org definition with this version id in the calling org."""

@@ -19,6 +19,7 @@ from rich.markup import escape
 from charter import logs
 from charter.cli import (
     db_commands,
+    definition_commands,
     document_commands,
     flow_commands,
     misc_commands,
@@ -28,7 +29,14 @@ from charter.cli.common import EXIT_ERROR, err
 from charter.cli.options import flag, option
 from charter.errors import CharterError
 
-_GROUPS = (misc_commands, flow_commands, run_commands, document_commands, db_commands)
+_GROUPS = (
+    misc_commands,
+    flow_commands,
+    run_commands,
+    definition_commands,
+    document_commands,
+    db_commands,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,12 +9,20 @@ JSON form (the Python model reads and writes exactly this)::
      "slots": [{"slotId": "slot:submitted_to_approved", "entryNodeId": "sys:state:submitted",
                 "exitNodeId": "sys:gate:approve", "defaultEditWindow": "amend_only",
                 "stableRegion": true}],
-     "fields": {"grand_total": "number"}}          # optional: the entity's declared fields
+     "fields": {"grand_total": "number"},          # optional: the entity's declared fields
+     "policies": {"create": {"roles": ["clerk"]},  # optional: who may do what
+                  "cancel": {"rule": "actor.roles contains 'manager'"}},
+     "actions": [{"actionType": "invoice.post", "fields": ["posted_at"]}]}  # optional
 
 The first state is where a document starts. A state with no transitions out ends the
 lifecycle; ``"final": true`` marks one that may also end it while having transitions out
 (an approved invoice that can still be amended). ``fields`` lets expressions be checked
-against the entity's declared fields.
+against the entity's declared fields, and ``mutate()`` refuses undeclared fields and values
+of the wrong type. ``policies`` say who may do what, keyed by ``create``, ``update``,
+``amend``, a gate or an action type: ``roles`` (any of them) and/or a ``rule`` (an
+expression over ``entity``, ``actor``, ``org``, ``context`` that must be true); a missing key
+allows any actor of the org. ``actions`` declare business mutations beyond field edits and
+the fields each may set.
 """
 
 from __future__ import annotations
@@ -24,13 +32,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from charter.errors import ContractError
+from charter.errors import ContractError, ExpressionError
+from charter.expr import compile_expression
 
 EditWindow = Literal["editable", "amend_only", "locked"]
 STRICTNESS: dict[str, int] = {"editable": 0, "amend_only": 1, "locked": 2}
 FieldType = Literal["number", "string", "boolean", "array", "object", "any"]
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-SLOT_ID = re.compile(r"^slot:[a-z][a-z0-9_]*$")
+# \Z, not $: "$" also matches before a trailing newline.
+NAME = re.compile(r"\A[a-z][a-z0-9_]*\Z")
+SLOT_ID = re.compile(r"\Aslot:[a-z][a-z0-9_]*\Z")
 
 
 def stricter(a: str, b: str) -> str:
@@ -67,6 +77,20 @@ class BodySlot(_Model):
     stable_region: bool = Field(alias="stableRegion", default=False)
 
 
+ACTION_TYPE = re.compile(r"\A[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\Z")
+BUILT_IN_POLICY_KEYS = ("create", "update", "amend")
+
+
+class Policy(_Model):
+    roles: list[str] | None = None
+    rule: str | None = None
+
+
+class Action(_Model):
+    action_type: str = Field(alias="actionType")
+    fields: list[str]
+
+
 class EntityContract(_Model):
     entity_type: str = Field(alias="entityType")
     version: int = Field(ge=1)
@@ -74,6 +98,8 @@ class EntityContract(_Model):
     transitions: list[Transition]
     slots: list[BodySlot] = Field(default_factory=list)
     fields: dict[str, FieldType] | None = None
+    policies: dict[str, Policy] | None = None
+    actions: list[Action] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> EntityContract:
@@ -115,9 +141,70 @@ class EntityContract(_Model):
                 )
         for duplicate in sorted({s for s in slot_ids if slot_ids.count(s) > 1}):
             problems.append(f"slot {duplicate!r} is declared twice")
+        problems += self._action_problems()
+        problems += self._policy_problems()
         if problems:
-            raise ValueError("; ".join(problems))
+            # pydantic carries the message as UTF-8: a lone surrogate from the input (an id
+            # like "\ud800") is shown escaped instead of failing the validation itself.
+            message = "; ".join(problems)
+            raise ValueError(message.encode("utf-8", "backslashreplace").decode("utf-8"))
         return self
+
+    def _action_problems(self) -> list[str]:
+        problems = []
+        types = [a.action_type for a in self.actions or []]
+        gates = {t.gate for t in self.transitions}
+        for action in self.actions or []:
+            where = f"action {action.action_type!r}"
+            if not ACTION_TYPE.match(action.action_type):
+                problems.append(f"{where}: action types look like 'invoice.post'")
+            if action.action_type in gates or action.action_type in BUILT_IN_POLICY_KEYS:
+                problems.append(f"{where} has the name of a gate or of create/update/amend")
+            if not action.fields:
+                problems.append(f"{where} sets no fields; list the fields it may set")
+            for field in action.fields:
+                if self.fields is not None and field not in self.fields:
+                    problems.append(f"{where} sets {field!r}, which is not a declared field")
+        for duplicate in sorted({t for t in types if types.count(t) > 1}):
+            problems.append(f"action {duplicate!r} is declared twice")
+        return problems
+
+    def _policy_problems(self) -> list[str]:
+        known = set(BUILT_IN_POLICY_KEYS) | {t.gate for t in self.transitions}
+        known |= {a.action_type for a in self.actions or []}
+        problems = []
+        for key, policy in (self.policies or {}).items():
+            where = f"policies.{key}"
+            if key not in known:
+                problems.append(
+                    f"{where}: {key!r} is neither create, update, amend, a gate nor an action "
+                    f"(they are {', '.join(sorted(known))})"
+                )
+            if policy.roles is None and policy.rule is None:
+                problems.append(f"{where} needs roles, a rule, or both")
+            if policy.roles is not None and not policy.roles:
+                problems.append(f"{where}: an empty list of roles would let nobody act")
+            if policy.rule is not None:
+                try:
+                    compile_expression(policy.rule, self.expression_schema())
+                except ExpressionError as exc:
+                    problems.append(f"{where}.rule: {exc.message}")
+        return problems
+
+    def expression_schema(self) -> dict[str, Any] | None:
+        """What a policy rule may read about the entity: its declared fields."""
+        return None if self.fields is None else {"entity": dict(self.fields)}
+
+    def stored_json(self) -> dict[str, Any]:
+        """The contract as the database keeps it: its JSON, with each policy rule compiled
+        (mutate() evaluates the compiled form with charter.eval_expr)."""
+        data = self.to_json()
+        for key, policy in (self.policies or {}).items():
+            if policy.rule is not None:
+                data["policies"][key]["compiled"] = compile_expression(
+                    policy.rule, self.expression_schema()
+                )
+        return data
 
     @property
     def initial_state(self) -> str:

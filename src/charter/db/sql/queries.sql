@@ -161,3 +161,56 @@ SELECT charter.version_artifacts(%(version_ids)s::text[]);
 
 -- name: store_recompiled
 SELECT charter.store_recompiled(%(version_id)s, %(compiled)s::jsonb);
+
+-- name: mutate
+SELECT charter.mutate(%(org_id)s, %(action)s, %(document_id)s, %(changes)s::jsonb, %(actor)s,
+                      %(entity_type)s, %(expected_version)s, %(reason)s, %(trace_id)s, %(to)s,
+                      %(via)s);
+
+-- name: amend_document
+SELECT charter.amend_document(%(org_id)s, %(document_id)s, %(changes)s::jsonb, %(actor)s,
+                              %(reason)s, %(trace_id)s);
+
+-- name: get_document
+SELECT charter.get_document(%(org_id)s, %(document_id)s, %(version)s);
+
+-- name: document_history
+SELECT charter.document_history(%(org_id)s, %(document_id)s);
+
+-- name: list_documents
+SELECT charter.list_documents(%(org_id)s, %(entity_type)s, %(state)s, %(limit)s, %(after)s);
+
+-- name: put_user
+SELECT charter.put_user(%(org_id)s, %(user_id)s, %(roles)s::text[], %(manager)s, %(email)s,
+                        %(phone)s);
+
+-- name: get_user
+SELECT charter.get_user(%(org_id)s, %(user_id)s);
+
+-- name: remove_user
+SELECT charter.remove_user(%(org_id)s, %(user_id)s);
+
+-- name: users_with_role
+SELECT charter.users_with_role(%(org_id)s, %(role)s);
+
+-- name: put_org
+SELECT charter.put_org(%(org_id)s, %(data)s::jsonb);
+
+-- name: get_org
+SELECT charter.get_org(%(org_id)s);
+
+-- name: publish_contract
+SELECT charter.publish_contract(%(contract)s, %(envelope)s, %(compiled)s);
+
+-- name: save_org_draft
+SELECT charter.save_org_draft(%(org_id)s, %(entity_type)s, %(definition)s, %(base_ref)s);
+
+-- name: publish_org_definition
+SELECT charter.publish_org_definition(%(org_id)s, %(entity_type)s, %(definition)s, %(base_ref)s,
+                                      %(compiled)s);
+
+-- name: archive_definition
+SELECT charter.archive_definition(%(org_id)s, %(version_id)s);
+
+-- name: current_definition
+SELECT charter.current_definition(%(org_id)s, %(entity_type)s);

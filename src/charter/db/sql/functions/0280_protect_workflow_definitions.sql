@@ -1,7 +1,8 @@
 -- Trigger function: published definitions are immutable (WF-04). Updates are rejected,
 -- except tuning the opt_* columns of a flow step or a flow version, a version's registry
--- metadata (commit message, generation, owner), and a new artifact of the same shape
--- stored by store_recompiled(); deletes only through delete_flow_and_data().
+-- metadata (commit message, generation, owner), a new artifact of the same shape stored by
+-- store_recompiled(), editing a draft org definition, and archiving a definition; deletes
+-- only through delete_flow_and_data().
 CREATE OR REPLACE FUNCTION charter._protect_workflow_definitions()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -25,6 +26,14 @@ BEGIN
        AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[])
          = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[]) THEN
         RETURN NEW;  -- registry metadata and tunable options, not the definition
+    END IF;
+    IF TG_TABLE_NAME = 'workflow_versions' AND to_jsonb(OLD)->>'status' = 'draft' THEN
+        RETURN NEW;  -- a draft org definition is editable until it is published
+    END IF;
+    IF TG_TABLE_NAME = 'workflow_versions'
+       AND to_jsonb(NEW)->>'status' = 'archived'
+       AND (to_jsonb(NEW) - '{status,updated_at}'::text[]) = (to_jsonb(OLD) - '{status,updated_at}'::text[]) THEN
+        RETURN NEW;  -- archiving a definition changes its status only
     END IF;
     IF TG_TABLE_NAME = 'workflow_versions'
        AND current_setting('charter.recompiling', true) = to_jsonb(OLD)->>'id'

@@ -1,5 +1,6 @@
--- Trigger function: step_executions and step_receipts are append-only facts (WF-09). Only
--- delete_flow_and_data() may remove them, with the rest of its flow.
+-- Trigger function: append-only facts — step_executions and step_receipts (WF-09), document
+-- versions, the audit trail and outbox receipts. Only delete_flow_and_data() may remove
+-- the evidence of a flow, with the rest of it.
 CREATE OR REPLACE FUNCTION charter._protect_evidence()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -12,6 +13,6 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'CH002',
         MESSAGE = format('charter.%s is append-only evidence: rows cannot be %s',
                          TG_TABLE_NAME, CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END),
-        HINT = 'Record what happened as new rows; old partitions of step_executions may be detached or dropped whole for retention.';
+        HINT = 'Record what happened as new rows (a document changes only through charter.mutate); old partitions may be detached or dropped whole for retention.';
 END;
 $$;

@@ -27,3 +27,17 @@ GRANT EXECUTE ON FUNCTION
     charter.ensure_workflow, charter.create_workflow_version, charter.create_invocation,
     charter.update_invocation, charter.workflow_lineage
 TO charter_app;
+
+-- Documents (seed 002): the app writes only through mutate() and its siblings, and reads
+-- the documents tables directly only under row-level security (its org's rows).
+GRANT EXECUTE ON FUNCTION
+    charter.mutate, charter.amend_document, charter.get_document, charter.document_history,
+    charter.list_documents, charter.put_user, charter.get_user, charter.remove_user,
+    charter.users_with_role, charter.put_org, charter.get_org, charter.save_org_draft,
+    charter.publish_org_definition, charter.archive_definition, charter.current_definition,
+    charter.publish_contract
+TO charter_app;
+GRANT SELECT ON
+    charter.documents, charter.document_versions, charter.document_audit,
+    charter.directory_users, charter.directory_orgs
+TO charter_app;

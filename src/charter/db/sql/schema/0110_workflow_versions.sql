@@ -17,6 +17,12 @@ CREATE TABLE charter.workflow_versions (
     operation        text,
     generation_id    text,
     owner_id         text,
+    status           text        NOT NULL DEFAULT 'published',
+    org_id           text        NOT NULL DEFAULT 'default',
+    entity_type      text,
+    contract         jsonb,
+    base_ref         jsonb,
+    updated_at       timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT workflow_versions_pkey PRIMARY KEY (id),
     CONSTRAINT workflow_versions_number_unique UNIQUE (workflow_slug, version),
     CONSTRAINT workflow_versions_workflow_fkey FOREIGN KEY (workflow_slug)
@@ -34,8 +40,20 @@ CREATE TABLE charter.workflow_versions (
         CHECK (operation IN ('init', 'crossover', 'mutation', 'immigrant')),
     CONSTRAINT envelope_is_complete CHECK (
         definition_kind <> 'envelope'
-        OR (dsl IS NOT NULL AND compiled IS NOT NULL AND compiled_hash IS NOT NULL))
+        OR (dsl IS NOT NULL AND compiled IS NOT NULL AND compiled_hash IS NOT NULL)),
+    CONSTRAINT definition_status_is_known CHECK (status IN ('draft', 'published', 'archived')),
+    CONSTRAINT only_org_patches_are_drafts CHECK (status <> 'draft' OR definition_kind = 'org_patch'),
+    CONSTRAINT org_patch_is_complete CHECK (
+        definition_kind <> 'org_patch'
+        OR (dsl IS NOT NULL AND base_ref IS NOT NULL AND entity_type IS NOT NULL AND compiled IS NULL)),
+    CONSTRAINT effective_is_complete CHECK (
+        definition_kind <> 'effective'
+        OR (compiled IS NOT NULL AND compiled_hash IS NOT NULL AND entity_type IS NOT NULL))
 );
+
+CREATE INDEX workflow_versions_org_entity_idx
+    ON charter.workflow_versions (org_id, entity_type, definition_kind, status)
+    WHERE entity_type IS NOT NULL;
 
 COMMENT ON TABLE charter.workflow_versions IS
     'Immutable published versions (WF-04): a trigger rejects updates; only delete_flow_and_data removes them.';

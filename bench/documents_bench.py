@@ -1,0 +1,148 @@
+"""The documents kernel at scale: mutate() with a million documents in the table.
+
+    .venv/bin/python bench/documents_bench.py [--documents 1000000] [--seconds 10]
+
+Uses CHARTER_DATABASE_URL's server, else charter's embedded PostgreSQL, and a scratch
+database `charter_docs_bench` (dropped and made again). Loads the invoice contract and a
+million documents (each with its first version and audit row, written in bulk), then
+measures, beside pgbench's single-row UPDATE on the same server:
+
+* mutations/s of `documents.update` and of `documents.transition` (submit, then reject back
+  to draft), from 4 threads each working on its own documents through one Client;
+* the latency of one `update` (p50, p95) from a single thread with nothing else running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench import _admin_url, _pgbench  # noqa: E402
+
+from charter import Client, migrate  # noqa: E402
+from charter.db import connection  # noqa: E402
+from charter.templates import TEMPLATES  # noqa: E402
+
+THREADS = 4
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    url = _fresh(_admin_url())
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        server = conn.execute("SHOW server_version").fetchone()[0]
+    with Client(url, org_id="acme", pool_size=THREADS + 1) as client:
+        contract = dict(TEMPLATES["invoice_approval"].contract)
+        contract["fields"] = {"grand_total": "number", "vendor_id": "string"}
+        contract["policies"] = {"submit": {"roles": ["clerk"]}}
+        client.definitions.publish(contract)
+        client.directory.put_user("u-1", roles=["clerk", "manager"])
+        started = time.monotonic()
+        _load(url, args.documents)
+        loaded = time.monotonic() - started
+        print(f"server: PostgreSQL {server} at {connection.redact(url)}")
+        print(f"loaded {args.documents:,} documents in {loaded:.0f}s")
+        tps = _pgbench(url, seconds=int(args.seconds))
+        print(f"pgbench single-row UPDATE, -c 4 -j 2: {tps:,.0f} tps (the ceiling)\n")
+        per_thread = args.documents // THREADS
+        for kind in ("update", "transition"):
+            rate = _rate(client, kind, per_thread, args.seconds)
+            print(
+                f"{kind:<11} {THREADS} threads: {rate:>8,.0f} mutations/s  "
+                f"({100 * rate / tps:.1f}% of the ceiling)"
+            )
+        p50, p95 = _latency(client, samples=500)
+        print(f"\none update, idle server: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
+    return 0
+
+
+def _fresh(admin_url: str) -> str:
+    from psycopg import conninfo
+
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS charter_docs_bench WITH (FORCE)")
+        admin.execute("CREATE DATABASE charter_docs_bench")
+    params = conninfo.conninfo_to_dict(admin_url)
+    params["dbname"] = "charter_docs_bench"
+    return conninfo.make_conninfo("", **params)
+
+
+def _load(url: str, count: int) -> None:
+    """Documents d-1 … d-N in draft, each with version 1 and its audit row, in bulk."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        contract = conn.execute(
+            "SELECT current_version_id FROM charter.workflows WHERE slug = 'envelope:invoice'"
+        ).fetchone()[0]
+        conn.execute(
+            "INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version,"
+            " state, data) SELECT 'd-' || g, 'acme', 'invoice', %s, 1, 'draft',"
+            " jsonb_build_object('grand_total', g, 'vendor_id', 'v-' || (g %% 100))"
+            " FROM generate_series(1, %s) AS g",
+            (contract, count),
+        )
+        conn.execute(
+            "INSERT INTO charter.document_versions (document_id, version, org_id, state, data,"
+            " changes, action, actor) SELECT d.id, 1, d.org_id, d.state, d.data, '{}', 'create',"
+            " 'u-1' FROM charter.documents AS d"
+        )
+        conn.execute(
+            "INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action,"
+            " actor, run_as, via, changes, trace_id) SELECT d.org_id, d.id, d.entity_type, 1,"
+            " 'create', 'u-1', 'actor', 'api', '{}', md5(d.id) FROM charter.documents AS d"
+        )
+        conn.execute("VACUUM ANALYZE")
+
+
+def _rate(client: Client, kind: str, per_thread: int, seconds: float) -> float:
+    done = [0] * THREADS
+    stop = time.monotonic() + seconds
+
+    def work(n: int) -> None:
+        first = n * per_thread + 1
+        i = 0
+        while time.monotonic() < stop:
+            doc = f"d-{first + i % per_thread}"
+            if kind == "update":
+                client.documents.update(doc, {"grand_total": i}, actor="u-1")
+            else:
+                state = client.documents.transition(doc, "submit", actor="u-1").state
+                assert state == "submitted"
+                client.documents.transition(doc, "approve", actor="u-1", to="draft")
+                done[n] += 1
+            done[n] += 1
+            i += 1
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done) / (time.monotonic() - began)
+
+
+def _latency(client: Client, samples: int) -> tuple[float, float]:
+    took = []
+    for i in range(samples):
+        began = time.perf_counter()
+        client.documents.update(f"d-{i + 1}", {"grand_total": -i}, actor="u-1")
+        took.append((time.perf_counter() - began) * 1000)
+    took.sort()
+    return statistics.median(took), took[int(len(took) * 0.95) - 1]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""`charter publish`: an entity contract, and an org's definition of its workflow."""
+
+from __future__ import annotations
+
+import argparse
+
+from charter.cli.common import out
+from charter.cli.options import option
+from charter.client import Client
+from charter.documents_io import read_document
+
+
+def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    publish = commands.add_parser(
+        "publish",
+        help="publish an entity contract (and an org's definition of its workflow)",
+    )
+    publish.add_argument("contract", metavar="CONTRACT", help="entity contract (JSON or YAML)")
+    publish.add_argument(
+        "org_definition",
+        metavar="ORG_DEFINITION",
+        nargs="?",
+        help="the org's workflow definition with slot patches (JSON or YAML)",
+    )
+    option(publish, "--org", default="default", help="the org the definition is for")
+    publish.set_defaults(handler=publish_command)
+
+
+def publish_command(
+    *, database_url: str | None, contract: str, org_definition: str | None, org: str
+) -> int:
+    entity = read_document(contract, "contract")
+    definition = read_document(org_definition, "org definition") if org_definition else None
+    with Client(database_url, org_id=org) as client:
+        envelope = client.definitions.publish(entity)
+        out.print(
+            f"envelope: {envelope.status} (version {envelope.version}, {envelope.version_id})"
+        )
+        if definition is not None:
+            effective = client.definitions.publish(entity, definition)
+            out.print(
+                f"effective: {effective.status} for org {org} (version {effective.version}, "
+                f"{effective.version_id}, hash {(effective.hash or '')[:12]}…)"
+            )
+    return 0

@@ -1,0 +1,210 @@
+-- Helpers of the documents kernel; mutate() and its siblings call them under their locks.
+
+-- The org a call acts for, checked against the transaction's charter.org_id when that is
+-- set (a caller that set it for row-level security cannot act for another org).
+CREATE OR REPLACE FUNCTION charter._acting_org(p_org_id text)
+RETURNS text
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_session text := nullif(current_setting('charter.org_id', true), '');
+BEGIN
+    IF p_org_id IS NULL OR length(p_org_id) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'An org id of 1 to 200 characters is needed',
+            HINT = 'Create the client with org_id=.';
+    END IF;
+    IF v_session IS NOT NULL AND v_session <> p_org_id THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH038',
+            MESSAGE = format('This transaction is scoped to org %L, not %L', v_session, p_org_id),
+            HINT = 'Use one org per transaction: the client''s org_id must match charter.org_id.';
+    END IF;
+    RETURN p_org_id;
+END;
+$$;
+
+-- An actor as expressions see it ({"id", "roles", "manager", "email", "phone"}): a user of
+-- the org's directory, or the reserved system and service:NAME actors (no roles).
+CREATE OR REPLACE FUNCTION charter._directory_actor(p_org_id text, p_actor text)
+RETURNS jsonb
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_user charter.directory_users;
+BEGIN
+    IF p_actor = 'system' OR p_actor LIKE 'service:_%' THEN
+        RETURN jsonb_build_object('id', p_actor, 'roles', '[]'::jsonb, 'reserved', true);
+    END IF;
+    SELECT * INTO v_user FROM charter.directory_users AS u
+     WHERE u.org_id = p_org_id AND u.user_id = p_actor;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH036',
+            MESSAGE = format('Actor %L is not in the directory of org %L', p_actor, p_org_id),
+            HINT = 'Add the user first (client.directory.put_user), or act as system or service:NAME for the engine''s own work.';
+    END IF;
+    RETURN jsonb_build_object('id', v_user.user_id, 'roles', to_jsonb(v_user.roles),
+                              'manager', v_user.manager_id, 'email', v_user.email,
+                              'phone', v_user.phone, 'reserved', false);
+END;
+$$;
+
+-- The contract a document follows (its envelope version's), or ENTITY_TYPE_UNKNOWN.
+CREATE OR REPLACE FUNCTION charter._current_contract(p_entity_type text)
+RETURNS charter.workflow_versions
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_version charter.workflow_versions;
+BEGIN
+    SELECT v.* INTO v_version
+      FROM charter.workflows AS w
+      JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+     WHERE w.slug = 'envelope:' || p_entity_type AND v.contract IS NOT NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH037',
+            MESSAGE = format('No contract is published for entity type %L', p_entity_type),
+            HINT = 'Publish its entity contract first: charter publish CONTRACT.json (or client.definitions.publish).';
+    END IF;
+    RETURN v_version;
+END;
+$$;
+
+-- Refuses an actor the contract's policy for p_key does not allow (a missing key allows
+-- any actor of the org; the reserved actors act for the engine and pass).
+CREATE OR REPLACE FUNCTION charter._check_policy(
+    p_contract jsonb, p_key text, p_actor jsonb, p_entity jsonb, p_org_data jsonb, p_context jsonb)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_policy jsonb := p_contract #> ARRAY['policies', p_key];
+    v_result jsonb;
+BEGIN
+    IF v_policy IS NULL OR (p_actor->>'reserved')::boolean THEN
+        RETURN;
+    END IF;
+    IF v_policy ? 'roles' THEN
+        IF NOT (p_actor->'roles' ?| ARRAY(SELECT jsonb_array_elements_text(v_policy->'roles'))) THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH033',
+                MESSAGE = format('Actor %L may not %s: the policy asks for one of the roles %s, and the actor has %s',
+                                 p_actor->>'id', p_key, v_policy->'roles', p_actor->'roles'),
+                HINT = 'Give the user one of those roles in the directory, or act as a user who has one.';
+        END IF;
+    END IF;
+    IF v_policy ? 'rule' THEN
+        v_result := charter.eval_expr(v_policy->'compiled',
+            jsonb_build_object('entity', p_entity, 'actor', p_actor, 'org', p_org_data, 'context', p_context));
+        IF v_result->'result' IS DISTINCT FROM 'true'::jsonb THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH033',
+                MESSAGE = format('Actor %L may not %s: the policy rule %s is %s for %s',
+                                 p_actor->>'id', p_key, v_policy->>'rule', v_result->'result',
+                                 v_result->'variables'),
+                HINT = 'The rule is part of the published contract; act as someone it allows.';
+        END IF;
+    END IF;
+END;
+$$;
+
+-- Refuses changes to undeclared fields (when the contract declares fields), values of the
+-- wrong type, and, for an action, fields the action may not set. Returns the changes.
+CREATE OR REPLACE FUNCTION charter._checked_changes(
+    p_contract jsonb, p_changes jsonb, p_allowed jsonb, p_what text)
+RETURNS jsonb
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_field record;
+    v_type  text;
+BEGIN
+    IF jsonb_typeof(coalesce(p_changes, '{}'::jsonb)) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH032',
+            MESSAGE = format('The changes of %s must be a JSON object of fields, not %s', p_what, jsonb_typeof(p_changes)),
+            HINT = 'Pass {"field": value, ...}.';
+    END IF;
+    FOR v_field IN SELECT e.key, e.value FROM jsonb_each(coalesce(p_changes, '{}'::jsonb)) AS e LOOP
+        IF p_allowed IS NOT NULL AND NOT p_allowed ? v_field.key THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH032',
+                MESSAGE = format('Field %L cannot be set by %s, which may set only %s', v_field.key, p_what, p_allowed),
+                HINT = 'Set it with an update, or declare it among the action''s fields in the contract.';
+        END IF;
+        CONTINUE WHEN p_contract->'fields' IS NULL;
+        v_type := p_contract #>> ARRAY['fields', v_field.key];
+        IF v_type IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH032',
+                MESSAGE = format('Field %L is not declared by the %s contract', v_field.key, p_contract->>'entityType'),
+                HINT = format('The declared fields are %s; declare new ones in the contract and publish it.',
+                              (SELECT string_agg(k, ', ' ORDER BY k) FROM jsonb_object_keys(p_contract->'fields') AS k));
+        END IF;
+        IF v_type <> 'any' AND jsonb_typeof(v_field.value) <> 'null' AND jsonb_typeof(v_field.value) <> v_type THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH032',
+                MESSAGE = format('Field %L must be a %s, not the %s %s', v_field.key, v_type,
+                                 jsonb_typeof(v_field.value), left(v_field.value::text, 80)),
+                HINT = 'Send a value of the declared type (null clears a field).';
+        END IF;
+    END LOOP;
+    RETURN coalesce(p_changes, '{}'::jsonb);
+END;
+$$;
+
+-- The changes as {field: {"from": old, "to": new}}, for versions and the audit trail.
+CREATE OR REPLACE FUNCTION charter._field_changes(p_old jsonb, p_new jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+SET search_path = ''
+AS $$
+    SELECT coalesce(jsonb_object_agg(k, jsonb_build_object('from', p_old->k, 'to', p_new->k)), '{}'::jsonb)
+      FROM (SELECT jsonb_object_keys(coalesce(p_old, '{}'::jsonb) || coalesce(p_new, '{}'::jsonb)) AS k) AS keys
+     WHERE (p_old->k) IS DISTINCT FROM (p_new->k)
+$$;
+
+-- Writes one event to the outbox unless an event with its key was ever written (WF-11):
+-- the receipt is the dedup gate. The key is the document, the event type and the version.
+CREATE OR REPLACE FUNCTION charter._emit_event(
+    p_org_id text, p_document_id text, p_entity_type text, p_version integer,
+    p_event_type text, p_payload jsonb, p_trace_id text)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_key text := encode(sha256(convert_to(
+        p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
+BEGIN
+    INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
+    VALUES (p_org_id, 'events', v_key) ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO charter.document_events (
+        org_id, document_id, entity_type, entity_version, event_type, payload,
+        idempotency_key, trace_id)
+    VALUES (p_org_id, p_document_id, p_entity_type, p_version, p_event_type, p_payload,
+            v_key, p_trace_id);
+    PERFORM pg_notify('charter_events', p_org_id);
+    RETURN true;
+END;
+$$;
+
+-- A document as the API returns it.
+CREATE OR REPLACE FUNCTION charter._document_json(p_document charter.documents)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+SET search_path = ''
+AS $$
+    SELECT jsonb_build_object(
+        'id', p_document.id, 'entityType', p_document.entity_type, 'orgId', p_document.org_id,
+        'version', p_document.version, 'state', p_document.state, 'data', p_document.data,
+        'amendedFrom', p_document.amended_from, 'contractVersionId', p_document.contract_version_id,
+        'createdAt', p_document.created_at, 'updatedAt', p_document.updated_at)
+$$;

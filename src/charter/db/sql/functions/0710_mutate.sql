@@ -1,0 +1,199 @@
+-- The edit window a document is in: its state's window from the contract. (The running
+-- workflow instance's current node refines this once instances run; with none, the
+-- state's window applies, which is what seed 002 asks for when no engine runs.)
+CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_state text)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+SET search_path = ''
+AS $$
+    SELECT coalesce((SELECT s->>'editWindow' FROM jsonb_array_elements(p_contract->'states') AS s
+                      WHERE s->>'id' = p_state), 'locked')
+$$;
+
+-- The one write path of business documents (seed 002 K-01). In one transaction: lock the
+-- document; check the actor against the contract's policy; check the edit window of an
+-- update (locked refuses, amend_only writes and forces an amendment event; a declared action
+-- is not an edit and may set only its own fields); check expected_version;
+-- validate the fields; for a gate, check the transition is legal; write the new version
+-- (snapshot + changes), one audit row, and the trigger events in the outbox.
+--   p_action: 'create' (p_document_id optional, p_entity_type required), 'update', a gate
+--   name of the contract (p_to picks the target state when the gate has several), or an
+--   action type the contract declares (it may set only its fields).
+-- Returns the document as it is now. Nothing is written when any check fails.
+CREATE OR REPLACE FUNCTION charter.mutate(
+    p_org_id text,
+    p_action text,
+    p_document_id text,
+    p_changes jsonb,
+    p_actor text,
+    p_entity_type text DEFAULT NULL,
+    p_expected_version integer DEFAULT NULL,
+    p_reason text DEFAULT NULL,
+    p_trace_id text DEFAULT NULL,
+    p_to text DEFAULT NULL,
+    p_via text DEFAULT 'api'
+)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org       text := charter._acting_org(p_org_id);
+    v_trace     text := coalesce(nullif(p_trace_id, ''), replace(gen_random_uuid()::text, '-', ''));
+    v_actor     jsonb;
+    v_contract  charter.workflow_versions;
+    v_doc       charter.documents;
+    v_new       charter.documents;
+    v_changes   jsonb;
+    v_window    text;
+    v_kind      text;
+    v_targets   jsonb;
+    v_target    jsonb;
+    v_event     text;
+    v_payload   jsonb := '{}'::jsonb;
+    v_org_data  jsonb;
+BEGIN
+    IF p_actor IS NULL OR length(p_actor) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'Every mutation needs an actor (a user id of the directory)',
+            HINT = 'Pass actor=.';
+    END IF;
+    v_actor := charter._directory_actor(v_org, p_actor);
+    v_org_data := coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb);
+
+    IF p_action = 'create' THEN
+        v_contract := charter._current_contract(p_entity_type);
+        v_changes := charter._checked_changes(v_contract.contract, p_changes, NULL, 'create');
+        v_new.id := coalesce(p_document_id, gen_random_uuid()::text);
+        v_new.org_id := v_org;
+        v_new.entity_type := p_entity_type;
+        v_new.contract_version_id := v_contract.id;
+        v_new.version := 1;
+        v_new.state := v_contract.contract #>> '{states,0,id}';
+        v_new.data := v_changes;
+        PERFORM charter._check_policy(v_contract.contract, 'create', v_actor, v_new.data, v_org_data,
+            jsonb_build_object('action', 'create', 'state', v_new.state, 'version', 1));
+        IF EXISTS (SELECT 1 FROM charter.documents AS d WHERE d.id = v_new.id) THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH039',
+                MESSAGE = format('Document %L already exists', v_new.id),
+                HINT = 'Choose another id, or update the existing document.';
+        END IF;
+        v_event := 'on_create';
+    ELSE
+        SELECT * INTO v_doc FROM charter.documents AS d
+         WHERE d.id = p_document_id AND d.org_id = v_org FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH030',
+                MESSAGE = format('Document %L does not exist in org %L', p_document_id, v_org),
+                HINT = 'Check the document id and the client''s org.';
+        END IF;
+        SELECT * INTO v_contract FROM charter.workflow_versions AS v WHERE v.id = v_doc.contract_version_id;
+        IF p_expected_version IS NOT NULL AND p_expected_version <> v_doc.version THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH031',
+                MESSAGE = format('Document %L is at version %s, not %s: someone changed it meanwhile',
+                                 v_doc.id, v_doc.version, p_expected_version),
+                HINT = 'Read it again (documents.get) and apply your change to the current version.';
+        END IF;
+        v_new := v_doc;
+        v_new.version := v_doc.version + 1;
+        v_new.updated_at := now();
+        v_kind := CASE
+            WHEN p_action = 'update' THEN 'update'
+            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
+                          WHERE t->>'gate' = p_action) THEN 'gate'
+            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(v_contract.contract->'actions', '[]')) AS a
+                          WHERE a->>'actionType' = p_action) THEN 'action'
+        END;
+        IF v_kind IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH035',
+                MESSAGE = format('%L is neither update, a gate nor an action of the %s contract', p_action, v_doc.entity_type),
+                HINT = format('Gates: %s; actions: %s.',
+                    (SELECT string_agg(DISTINCT t->>'gate', ', ') FROM jsonb_array_elements(v_contract.contract->'transitions') AS t),
+                    coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract.contract->'actions') AS a), 'none'));
+        END IF;
+
+        IF v_kind = 'gate' THEN
+            SELECT coalesce(jsonb_agg(t), '[]'::jsonb) INTO v_targets
+              FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
+             WHERE t->>'gate' = p_action AND t->>'from' = v_doc.state
+               AND (p_to IS NULL OR t->>'to' = p_to OR t->>'label' = p_to);
+            IF jsonb_array_length(v_targets) <> 1 THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH035',
+                    MESSAGE = CASE WHEN jsonb_array_length(v_targets) = 0
+                        THEN format('Gate %L does not lead anywhere from state %L%s', p_action, v_doc.state,
+                                    CASE WHEN p_to IS NULL THEN '' ELSE format(' to %L', p_to) END)
+                        ELSE format('Gate %L leads from %L to %s; say which with to=', p_action, v_doc.state,
+                                    (SELECT string_agg(t->>'to', ' or ') FROM jsonb_array_elements(v_targets) AS t)) END,
+                    HINT = format('The legal gates from %L are: %s.', v_doc.state, coalesce(
+                        (SELECT string_agg(DISTINCT format('%s (to %s)', t->>'gate', t->>'to'), ', ')
+                           FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
+                          WHERE t->>'from' = v_doc.state), 'none'));
+            END IF;
+            v_target := v_targets->0;
+            IF p_changes IS NOT NULL AND p_changes <> '{}'::jsonb THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH032',
+                    MESSAGE = format('A transition through gate %L changes no fields', p_action),
+                    HINT = 'Update the document first, then pass the gate.';
+            END IF;
+            v_new.state := v_target->>'to';
+            v_changes := '{}'::jsonb;
+            v_event := 'on_lifecycle_transition';
+            v_payload := jsonb_build_object('gate', p_action, 'from', v_doc.state, 'to', v_new.state,
+                                            'label', v_target->'label');
+        ELSE
+            v_changes := charter._checked_changes(v_contract.contract, p_changes,
+                CASE WHEN v_kind = 'action' THEN (
+                    SELECT a->'fields' FROM jsonb_array_elements(v_contract.contract->'actions') AS a
+                     WHERE a->>'actionType' = p_action) END,
+                CASE WHEN v_kind = 'action' THEN format('action %s', p_action) ELSE 'update' END);
+            -- Edit windows govern edits; an action the contract declares is a business step
+            -- of its own (posting an approved invoice) that may set only its fields.
+            v_window := CASE WHEN v_kind = 'update' THEN charter._edit_window(v_contract.contract, v_doc.state) END;
+            IF v_window = 'locked' THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH034',
+                    MESSAGE = format('Document %L is locked in state %L: it cannot be edited', v_doc.id, v_doc.state),
+                    HINT = 'Amend it instead (documents.amend creates a new document that goes through the lifecycle again).';
+            END IF;
+            v_new.data := v_doc.data || v_changes;
+            v_event := 'on_mutation';
+            v_payload := jsonb_build_object('action', p_action, 'fields',
+                (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]'::jsonb) FROM jsonb_object_keys(v_changes) AS k));
+        END IF;
+        PERFORM charter._check_policy(v_contract.contract, p_action, v_actor, v_new.data, v_org_data,
+            jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
+    END IF;
+
+    IF v_new.version = 1 THEN
+        INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data)
+        VALUES (v_new.id, v_new.org_id, v_new.entity_type, v_new.contract_version_id, 1, v_new.state, v_new.data)
+        RETURNING * INTO v_new;
+    ELSE
+        UPDATE charter.documents
+           SET version = v_new.version, state = v_new.state, data = v_new.data, updated_at = now()
+         WHERE id = v_new.id
+        RETURNING * INTO v_new;
+    END IF;
+    v_changes := charter._field_changes(CASE WHEN v_doc.id IS NULL THEN '{}'::jsonb ELSE v_doc.data END, v_new.data);
+    IF v_doc.id IS NOT NULL AND v_doc.state <> v_new.state THEN
+        v_changes := v_changes || jsonb_build_object('$state', jsonb_build_object('from', v_doc.state, 'to', v_new.state));
+    END IF;
+    INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
+    VALUES (v_new.id, v_new.version, v_org, v_new.state, v_new.data, v_changes, p_action, p_actor);
+    INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action, actor, run_as,
+                                        via, reason, changes, trace_id)
+    VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, p_action, p_actor,
+            CASE WHEN (v_actor->>'reserved')::boolean THEN p_actor ELSE 'actor' END,
+            CASE WHEN p_via IN ('api', 'workflow', 'system') THEN p_via ELSE 'api' END,
+            p_reason, v_changes, v_trace);
+    PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
+                                v_payload || jsonb_build_object('actor', p_actor), v_trace);
+    IF v_window = 'amend_only' THEN
+        -- An edit where only amendments may happen: the engine must route it to re-approval.
+        PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, 'on_amendment',
+            jsonb_build_object('action', p_action, 'state', v_doc.state, 'actor', p_actor,
+                               'changes', v_changes), v_trace);
+    END IF;
+    RETURN charter._document_json(v_new) || jsonb_build_object('traceId', v_trace);
+END;
+$$;

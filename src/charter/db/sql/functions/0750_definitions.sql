@@ -1,0 +1,232 @@
+-- Published definitions (seed 002): an entity contract with its envelope, and per org a
+-- draft / published / archived org definition whose published form is compiled into the
+-- effective workflow that is current for (org, entity type).
+
+-- Stores a contract with its envelope (workflow 'envelope:<entity type>'); the same contract
+-- and envelope again are 'verified'. The contract carries its policies' compiled rules.
+-- Publishing a new contract is the schema owner's job; other roles (charter_app publishing
+-- an org definition) may only find it already published.
+CREATE OR REPLACE FUNCTION charter.publish_contract(p_contract jsonb, p_envelope jsonb, p_compiled jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_type    text := p_contract->>'entityType';
+    v_slug    text := 'envelope:' || (p_contract->>'entityType');
+    v_found   charter.workflow_versions;
+    v_id      text;
+    v_number  integer;
+BEGIN
+    IF v_type IS NULL OR p_envelope->>'entityType' IS DISTINCT FROM v_type
+       OR p_compiled->>'entityType' IS DISTINCT FROM v_type OR p_compiled->>'hash' IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH020',
+            MESSAGE = 'Not a contract with its envelope and compiled artifact of one entity type',
+            HINT = 'Publish with client.definitions.publish(contract) or charter publish CONTRACT.json.';
+    END IF;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
+    SELECT v.* INTO v_found FROM charter.workflows AS w
+      JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+     WHERE w.slug = v_slug;
+    IF FOUND AND v_found.compiled_hash = p_compiled->>'hash' AND v_found.contract = p_contract THEN
+        RETURN jsonb_build_object('status', 'verified', 'versionId', v_found.id,
+                                  'version', v_found.version, 'hash', v_found.compiled_hash,
+                                  'kind', 'envelope');
+    END IF;
+    IF NOT pg_has_role(session_user, (SELECT n.nspowner FROM pg_catalog.pg_namespace AS n
+                                       WHERE n.nspname = 'charter'), 'MEMBER') THEN
+        RAISE EXCEPTION USING ERRCODE = '42501',
+            MESSAGE = format('role %s may not publish the %s contract: it is not published in this form yet', session_user, v_type),
+            HINT = 'Publish contracts as the schema''s owner (charter publish CONTRACT.json).';
+    END IF;
+    INSERT INTO charter.workflows (slug, description)
+    VALUES (v_slug, format('System envelope of %s', v_type)) ON CONFLICT (slug) DO NOTHING;
+    SELECT coalesce(max(v.version), 0) + 1 INTO v_number
+      FROM charter.workflow_versions AS v WHERE v.workflow_slug = v_slug;
+    v_id := 'wf_ver_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
+    INSERT INTO charter.workflow_versions (
+        id, workflow_slug, version, definition_kind, dsl, compiled, compiled_hash,
+        compiler_version, commit_message, operation, entity_type, contract)
+    VALUES (v_id, v_slug, v_number, 'envelope', p_envelope, p_compiled, p_compiled->>'hash',
+            p_compiled->>'compilerVersion',
+            format('contract %s version %s', v_type, p_contract->>'version'), 'init', v_type, p_contract);
+    UPDATE charter.workflows SET current_version_id = v_id, updated_at = now() WHERE slug = v_slug;
+    RETURN jsonb_build_object('status', 'published', 'versionId', v_id, 'version', v_number,
+                              'hash', p_compiled->>'hash', 'kind', 'envelope');
+END;
+$$;
+
+-- Saves an org definition as the org's draft for its entity type (one draft at a time:
+-- saving again edits it). Returns {"status": "draft", "versionId", "version"}.
+CREATE OR REPLACE FUNCTION charter.save_org_draft(
+    p_org_id text, p_entity_type text, p_definition jsonb, p_base_ref jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org    text := charter._acting_org(p_org_id);
+    v_slug   text := format('org:%s:%s', charter._acting_org(p_org_id), p_entity_type);
+    v_draft  charter.workflow_versions;
+    v_number integer;
+BEGIN
+    PERFORM charter._current_contract(p_entity_type);  -- the entity type must be published
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
+    INSERT INTO charter.workflows (slug, org_id, description)
+    VALUES (v_slug, v_org, format('Org definitions of %s for %s', p_entity_type, v_org))
+    ON CONFLICT (slug) DO NOTHING;
+    SELECT * INTO v_draft FROM charter.workflow_versions AS v
+     WHERE v.workflow_slug = v_slug AND v.status = 'draft';
+    IF FOUND THEN
+        UPDATE charter.workflow_versions SET dsl = p_definition, base_ref = p_base_ref, updated_at = now()
+         WHERE id = v_draft.id RETURNING * INTO v_draft;
+    ELSE
+        SELECT coalesce(max(v.version), 0) + 1 INTO v_number
+          FROM charter.workflow_versions AS v WHERE v.workflow_slug = v_slug;
+        INSERT INTO charter.workflow_versions (
+            id, workflow_slug, version, definition_kind, dsl, base_ref, status, org_id, entity_type,
+            commit_message, operation)
+        VALUES ('wf_ver_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12), v_slug, v_number,
+                'org_patch', p_definition, p_base_ref, 'draft', v_org, p_entity_type, 'draft', 'init')
+        RETURNING * INTO v_draft;
+    END IF;
+    RETURN jsonb_build_object('status', 'draft', 'versionId', v_draft.id, 'version', v_draft.version,
+                              'kind', 'org_patch');
+END;
+$$;
+
+-- Publishes an org definition compiled against the envelope version it names: the org
+-- patch is frozen (the draft with the same definition is promoted), and the effective
+-- workflow becomes current for (org, entity type). The same effective workflow again is
+-- 'verified'. Instances already running stay on their version.
+CREATE OR REPLACE FUNCTION charter.publish_org_definition(
+    p_org_id text, p_entity_type text, p_definition jsonb, p_base_ref jsonb, p_compiled jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org      text := charter._acting_org(p_org_id);
+    v_patches  text := format('org:%s:%s', charter._acting_org(p_org_id), p_entity_type);
+    v_slug     text := format('effective:%s:%s', charter._acting_org(p_org_id), p_entity_type);
+    v_current  charter.workflow_versions;
+    v_patch_id text;
+    v_id       text;
+    v_number   integer;
+BEGIN
+    PERFORM charter._current_contract(p_entity_type);
+    IF p_compiled->>'hash' IS NULL OR p_compiled->>'entityType' IS DISTINCT FROM p_entity_type THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH020',
+            MESSAGE = format('Not a compiled effective workflow of %L', p_entity_type),
+            HINT = 'Publish with client.definitions.publish(contract, org_definition).';
+    END IF;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_patches));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
+    SELECT v.* INTO v_current FROM charter.workflows AS w
+      JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+     WHERE w.slug = v_slug;
+    IF FOUND AND v_current.compiled_hash = p_compiled->>'hash' THEN
+        RETURN jsonb_build_object('status', 'verified', 'versionId', v_current.id,
+                                  'version', v_current.version, 'hash', v_current.compiled_hash,
+                                  'kind', 'effective');
+    END IF;
+    INSERT INTO charter.workflows (slug, org_id, description)
+    VALUES (v_patches, v_org, format('Org definitions of %s for %s', p_entity_type, v_org)),
+           (v_slug, v_org, format('Effective workflow of %s for %s', p_entity_type, v_org))
+    ON CONFLICT (slug) DO NOTHING;
+    SELECT v.id INTO v_patch_id FROM charter.workflow_versions AS v
+     WHERE v.workflow_slug = v_patches AND v.status = 'draft' AND v.dsl = p_definition;
+    IF FOUND THEN
+        UPDATE charter.workflow_versions SET status = 'published', base_ref = p_base_ref, updated_at = now()
+         WHERE id = v_patch_id;
+    ELSE
+        SELECT coalesce(max(v.version), 0) + 1 INTO v_number
+          FROM charter.workflow_versions AS v WHERE v.workflow_slug = v_patches;
+        v_patch_id := 'wf_ver_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
+        INSERT INTO charter.workflow_versions (
+            id, workflow_slug, version, definition_kind, dsl, base_ref, status, org_id, entity_type,
+            commit_message, operation)
+        VALUES (v_patch_id, v_patches, v_number, 'org_patch', p_definition, p_base_ref, 'published',
+                v_org, p_entity_type, 'published', 'init');
+    END IF;
+    SELECT coalesce(max(v.version), 0) + 1 INTO v_number
+      FROM charter.workflow_versions AS v WHERE v.workflow_slug = v_slug;
+    v_id := 'wf_ver_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
+    INSERT INTO charter.workflow_versions (
+        id, workflow_slug, version, definition_kind, dsl, base_ref, compiled, compiled_hash,
+        compiler_version, status, org_id, entity_type, commit_message, operation)
+    VALUES (v_id, v_slug, v_number, 'effective', p_definition, p_base_ref, p_compiled,
+            p_compiled->>'hash', p_compiled->>'compilerVersion', 'published', v_org, p_entity_type,
+            format('compiled from org definition %s', v_patch_id), 'init');
+    INSERT INTO charter.workflow_version_parents (version_id, parent_version_id, position)
+    VALUES (v_id, v_patch_id, 0);
+    UPDATE charter.workflows SET current_version_id = v_id, updated_at = now() WHERE slug = v_slug;
+    RETURN jsonb_build_object('status', 'published', 'versionId', v_id, 'version', v_number,
+                              'hash', p_compiled->>'hash', 'kind', 'effective',
+                              'orgPatchVersionId', v_patch_id);
+END;
+$$;
+
+-- Archives an org definition (a draft or a published patch) or an effective version of
+-- the calling org. Archiving the current effective workflow makes the newest other
+-- published one current, or none (the bare envelope then applies).
+CREATE OR REPLACE FUNCTION charter.archive_definition(p_org_id text, p_version_id text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text := charter._acting_org(p_org_id);
+    v_version charter.workflow_versions;
+BEGIN
+    SELECT * INTO v_version FROM charter.workflow_versions AS v
+     WHERE v.id = p_version_id AND v.org_id = v_org AND v.definition_kind IN ('org_patch', 'effective');
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH040',
+            MESSAGE = format('Version %L is not an org definition of org %L', p_version_id, v_org),
+            HINT = 'Archive versions that client.definitions returned for this org.';
+    END IF;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_version.workflow_slug));
+    UPDATE charter.workflow_versions SET status = 'archived', updated_at = now()
+     WHERE id = v_version.id AND status <> 'archived';
+    UPDATE charter.workflows AS w
+       SET current_version_id = (
+               SELECT v.id FROM charter.workflow_versions AS v
+                WHERE v.workflow_slug = w.slug AND v.status = 'published'
+                ORDER BY v.version DESC LIMIT 1),
+           updated_at = now()
+     WHERE w.slug = v_version.workflow_slug AND w.current_version_id = v_version.id;
+    RETURN jsonb_build_object('status', 'archived', 'versionId', v_version.id,
+                              'version', v_version.version, 'hash', v_version.compiled_hash,
+                              'kind', v_version.definition_kind);
+END;
+$$;
+
+-- The workflow documents of an entity type follow in the calling org: the org's current
+-- effective workflow, else the entity type's bare envelope.
+CREATE OR REPLACE FUNCTION charter.current_definition(p_org_id text, p_entity_type text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text := charter._acting_org(p_org_id);
+    v_version charter.workflow_versions;
+BEGIN
+    SELECT v.* INTO v_version FROM charter.workflows AS w
+      JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+     WHERE w.slug = format('effective:%s:%s', v_org, p_entity_type);
+    IF NOT FOUND THEN
+        v_version := charter._current_contract(p_entity_type);
+    END IF;
+    RETURN jsonb_build_object('status', v_version.status, 'versionId', v_version.id,
+                              'version', v_version.version, 'hash', v_version.compiled_hash,
+                              'kind', v_version.definition_kind, 'compiled', v_version.compiled);
+END;
+$$;

@@ -1,0 +1,26 @@
+CREATE TABLE charter.documents (
+    id                  text        NOT NULL,
+    org_id              text        NOT NULL,
+    entity_type         text        NOT NULL,
+    contract_version_id text        NOT NULL,
+    version             integer     NOT NULL,
+    state               text        NOT NULL,
+    data                jsonb       NOT NULL,
+    amended_from        text,
+    created_at          timestamptz NOT NULL DEFAULT now(),
+    updated_at          timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT documents_pkey PRIMARY KEY (id),
+    CONSTRAINT documents_contract_fkey FOREIGN KEY (contract_version_id)
+        REFERENCES charter.workflow_versions (id),
+    CONSTRAINT document_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
+    CONSTRAINT document_version_is_positive CHECK (version >= 1),
+    CONSTRAINT document_data_is_an_object CHECK (jsonb_typeof(data) = 'object')
+);
+
+COMMENT ON TABLE charter.documents IS
+    'Business documents, written only by charter.mutate(): the current version of each.';
+
+CREATE INDEX documents_org_entity_state_idx
+    ON charter.documents (org_id, entity_type, state, updated_at DESC, id DESC);
+CREATE INDEX documents_amended_from_idx ON charter.documents (amended_from)
+    WHERE amended_from IS NOT NULL;

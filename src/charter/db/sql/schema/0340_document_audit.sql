@@ -1,0 +1,22 @@
+CREATE TABLE charter.document_audit (
+    id          bigint      GENERATED ALWAYS AS IDENTITY,
+    org_id      text        NOT NULL,
+    document_id text        NOT NULL,
+    entity_type text        NOT NULL,
+    version     integer     NOT NULL,
+    action      text        NOT NULL,
+    actor       text        NOT NULL,
+    run_as      text        NOT NULL,
+    via         text        NOT NULL,
+    reason      text,
+    changes     jsonb       NOT NULL,
+    trace_id    text        NOT NULL,
+    at          timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT document_audit_pkey PRIMARY KEY (id),
+    CONSTRAINT audit_via_is_known CHECK (via IN ('api', 'workflow', 'system'))
+);
+
+COMMENT ON TABLE charter.document_audit IS
+    'One row per mutation: who (actor, run_as), what (action, changes), when (at), where (org), which (document, version), why (reason), how (via) and under which trace (append-only).';
+
+CREATE INDEX document_audit_document_idx ON charter.document_audit (document_id, id);

@@ -1,0 +1,36 @@
+CREATE SEQUENCE charter.document_events_id_seq AS bigint;
+
+CREATE TABLE charter.document_events (
+    id              bigint      NOT NULL DEFAULT nextval('charter.document_events_id_seq'),
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    org_id          text        NOT NULL,
+    document_id     text        NOT NULL,
+    entity_type     text        NOT NULL,
+    entity_version  integer     NOT NULL,
+    event_type      text        NOT NULL,
+    payload         jsonb       NOT NULL DEFAULT '{}',
+    idempotency_key text        NOT NULL,
+    trace_id        text        NOT NULL,
+    status          text        NOT NULL DEFAULT 'pending',
+    attempts        integer     NOT NULL DEFAULT 0,
+    max_attempts    integer     NOT NULL DEFAULT 5,
+    next_retry_at   timestamptz NOT NULL DEFAULT now(),
+    completed_at    timestamptz,
+    error           text,
+    CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT event_type_is_known CHECK (event_type IN (
+        'on_create', 'on_lifecycle_transition', 'on_mutation', 'on_amendment', 'on_amended')),
+    CONSTRAINT event_status_is_known
+        CHECK (status IN ('pending', 'processing', 'completed', 'failed', 'dead_letter'))
+) PARTITION BY RANGE (created_at);
+
+ALTER SEQUENCE charter.document_events_id_seq OWNED BY charter.document_events.id;
+
+COMMENT ON TABLE charter.document_events IS
+    'The events outbox written by mutate() in the same transaction (on_create, on_lifecycle_transition, on_mutation, on_amendment, on_amended), consumed by the engine. Partitioned by month.';
+
+CREATE INDEX document_events_poll_idx ON charter.document_events (status, next_retry_at, created_at)
+    WHERE status IN ('pending', 'failed');
+CREATE INDEX document_events_document_idx ON charter.document_events (org_id, document_id);
+
+CREATE TABLE charter.document_events_default PARTITION OF charter.document_events DEFAULT;

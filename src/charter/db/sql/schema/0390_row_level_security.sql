@@ -1,0 +1,23 @@
+-- Row-level security: the org a transaction names (SET charter.org_id) is all it sees.
+ALTER TABLE charter.directory_users ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.directory_orgs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.documents ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.document_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.document_audit ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.document_events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE charter.outbox_receipts ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY org_isolation ON charter.directory_users
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.directory_orgs
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.documents
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.document_versions
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.document_audit
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.document_events
+    USING (org_id = current_setting('charter.org_id', true));
+CREATE POLICY org_isolation ON charter.outbox_receipts
+    USING (org_id = current_setting('charter.org_id', true));

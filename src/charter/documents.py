@@ -1,0 +1,353 @@
+"""Business documents: ``mutate()``, versions, audit, the directory and published definitions.
+
+Every change of a document goes through ``charter.mutate`` in SQL, one transaction that
+checks the actor against the contract's policy, the edit window, the expected version, the
+fields and the lifecycle, then writes the new version, an audit row and the events the
+engine consumes. The classes here describe those calls once, as operations of
+:mod:`charter.store`; ``client.documents``, ``client.directory`` and ``client.definitions``
+run them (sync or async) for the client's org.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from charter.compiler.effective import compile_effective
+from charter.compiler.envelope import generate_envelope
+from charter.dsl.contract import EntityContract
+from charter.dsl.slots import OrgWorkflowDefinition
+from charter.errors import ArgumentError
+from charter.operations import text_argument
+from charter.payloads import json_text
+from charter.store import Call, Operation, first_json, first_value, json_rows, single
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    entity_type: str
+    org_id: str
+    version: int
+    state: str
+    data: dict[str, Any]
+    amended_from: str | None
+    created_at: datetime
+    updated_at: datetime
+    contract_version_id: str = ""
+    trace_id: str | None = None  # of the mutation that returned it
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    version: int
+    action: str
+    actor: str
+    run_as: str  # 'actor', or the reserved actor (system, service:NAME) acting
+    via: str  # api | workflow | system
+    at: datetime
+    reason: str | None
+    changes: dict[str, Any]  # {field: {"from", "to"}}; "$state" for a transition
+    trace_id: str
+
+
+@dataclass(frozen=True)
+class DirectoryUser:
+    id: str
+    roles: list[str]
+    manager: str | None
+    email: str | None
+    phone: str | None
+
+
+@dataclass(frozen=True)
+class Published:
+    """A stored definition: ``status`` published | verified | draft | archived."""
+
+    version_id: str
+    hash: str | None
+    status: str
+    kind: str  # envelope | org_patch | effective
+    version: int
+    compiled: dict[str, Any] | None = None
+
+
+def document(data: dict[str, Any]) -> Document:
+    return Document(
+        id=data["id"],
+        entity_type=data["entityType"],
+        org_id=data["orgId"],
+        version=data["version"],
+        state=data["state"],
+        data=data["data"],
+        amended_from=data["amendedFrom"],
+        created_at=datetime.fromisoformat(data["createdAt"]),
+        updated_at=datetime.fromisoformat(data["updatedAt"]),
+        contract_version_id=data.get("contractVersionId", ""),
+        trace_id=data.get("traceId"),
+    )
+
+
+def audit_entry(data: dict[str, Any]) -> AuditEntry:
+    return AuditEntry(
+        version=data["version"],
+        action=data["action"],
+        actor=data["actor"],
+        run_as=data["runAs"],
+        via=data["via"],
+        at=datetime.fromisoformat(data["at"]),
+        reason=data["reason"],
+        changes=data["changes"],
+        trace_id=data["traceId"],
+    )
+
+
+def published(data: dict[str, Any]) -> Published:
+    return Published(
+        version_id=data["versionId"],
+        hash=data.get("hash"),
+        status=data["status"],
+        kind=data["kind"],
+        version=data["version"],
+        compiled=data.get("compiled"),
+    )
+
+
+# -- documents ---------------------------------------------------------------------------
+
+
+def mutate(
+    org_id: str,
+    action: str,
+    document_id: str | None,
+    changes: Any,
+    *,
+    actor: str,
+    entity_type: str | None = None,
+    expected_version: int | None = None,
+    reason: str | None = None,
+    trace_id: str | None = None,
+    to: str | None = None,
+    via: str = "api",
+) -> Operation[Document]:
+    if expected_version is not None and (
+        isinstance(expected_version, bool) or not isinstance(expected_version, int)
+    ):
+        raise ArgumentError(f"expected_version must be a whole number, not {expected_version!r}.")
+    params = {
+        "org_id": org_id,
+        "action": text_argument(action, "action"),
+        "document_id": None if document_id is None else text_argument(document_id, "document id"),
+        "changes": _changes(changes),
+        "actor": text_argument(actor, "actor"),
+        "entity_type": None if entity_type is None else text_argument(entity_type, "entity type"),
+        "expected_version": expected_version,
+        "reason": None if reason is None else _text(reason, "reason", 2000),
+        "trace_id": None if trace_id is None else text_argument(trace_id, "trace_id"),
+        "to": None if to is None else text_argument(to, "to"),
+        "via": via,
+    }
+    # A create with a caller's id, an update with expected_version: a resend is refused
+    # rather than applied twice. Without them a resend could apply the change twice.
+    safe = (action == "create" and document_id is not None) or expected_version is not None
+    call = Call(
+        "mutate", params, first_json, retry_safe=safe, what=f"{action} of document {document_id}"
+    )
+    return document((yield call))
+
+
+def amend(
+    org_id: str,
+    document_id: str,
+    changes: Any,
+    *,
+    actor: str,
+    reason: str | None = None,
+    trace_id: str | None = None,
+) -> Operation[Document]:
+    params = {
+        "org_id": org_id,
+        "document_id": text_argument(document_id, "document id"),
+        "changes": _changes(changes),
+        "actor": text_argument(actor, "actor"),
+        "reason": None if reason is None else _text(reason, "reason", 2000),
+        "trace_id": None if trace_id is None else text_argument(trace_id, "trace_id"),
+    }
+    call = Call(
+        "amend_document", params, first_json, retry_safe=False, what=f"amending {document_id}"
+    )
+    return document((yield call))
+
+
+def get(org_id: str, document_id: str, version: int | None) -> Operation[Document]:
+    params = {
+        "org_id": org_id,
+        "document_id": text_argument(document_id, "document id"),
+        "version": version,
+    }
+    return document((yield Call("get_document", params, first_json)))
+
+
+def history(org_id: str, document_id: str) -> Operation[list[AuditEntry]]:
+    params = {"org_id": org_id, "document_id": text_argument(document_id, "document id")}
+    rows = yield Call("document_history", params, json_rows)
+    return [audit_entry(row) for row in rows]
+
+
+def listing(
+    org_id: str, entity_type: str | None, state: str | None, limit: int, after: str | None
+) -> Operation[list[Document]]:
+    params = {
+        "org_id": org_id,
+        "entity_type": entity_type,
+        "state": state,
+        "limit": limit,
+        "after": after,
+    }
+    rows = yield Call("list_documents", params, json_rows)
+    return [document(row) for row in rows]
+
+
+def _changes(changes: Any) -> str:
+    if changes is None:
+        changes = {}
+    if not isinstance(changes, dict):
+        raise ArgumentError(f"Document changes are a dict of fields, not {type(changes).__name__}.")
+    return json_text(changes, "The document changes")
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ArgumentError(f"{name} must be a string of at most {limit} characters.")
+    text_argument(value[:200] or "x", name)  # the same character checks
+    return value
+
+
+# -- directory ---------------------------------------------------------------------------
+
+
+def put_user(
+    org_id: str,
+    user_id: str,
+    roles: Sequence[str],
+    manager: str | None,
+    email: str | None,
+    phone: str | None,
+) -> Operation[DirectoryUser]:
+    if isinstance(roles, str) or not all(isinstance(r, str) for r in roles):
+        raise ArgumentError(f"roles must be a list of role names, not {roles!r:.80}.")
+    params = {
+        "org_id": org_id,
+        "user_id": text_argument(user_id, "user id"),
+        "roles": [text_argument(r, "role") for r in roles],
+        "manager": None if manager is None else text_argument(manager, "manager"),
+        "email": email,
+        "phone": phone,
+    }
+    return _user((yield Call("put_user", params, first_json)))
+
+
+def get_user(org_id: str, user_id: str) -> Operation[DirectoryUser]:
+    params = {"org_id": org_id, "user_id": text_argument(user_id, "user id")}
+    return _user((yield Call("get_user", params, first_json)))
+
+
+def remove_user(org_id: str, user_id: str) -> Operation[bool]:
+    params = {"org_id": org_id, "user_id": text_argument(user_id, "user id")}
+    return bool((yield Call("remove_user", params, first_value)))
+
+
+def users_with_role(org_id: str, role: str) -> Operation[list[str]]:
+    params = {"org_id": org_id, "role": text_argument(role, "role")}
+    return list((yield Call("users_with_role", params, first_value)))
+
+
+def put_org(org_id: str, data: Any) -> Operation[dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise ArgumentError(f"Org data is a dict, not {type(data).__name__}.")
+    params = {"org_id": org_id, "data": json_text(data, "The org data")}
+    return dict((yield Call("put_org", params, first_json)))
+
+
+def get_org(org_id: str) -> Operation[dict[str, Any]]:
+    return dict((yield Call("get_org", {"org_id": org_id}, first_json)))
+
+
+def _user(data: dict[str, Any]) -> DirectoryUser:
+    return DirectoryUser(
+        id=data["id"],
+        roles=list(data["roles"]),
+        manager=data.get("manager"),
+        email=data.get("email"),
+        phone=data.get("phone"),
+    )
+
+
+# -- definitions -------------------------------------------------------------------------
+
+
+def publish(
+    org_id: str, contract: EntityContract | dict[str, Any], org_definition: Any | None
+) -> Operation[Published]:
+    """The contract with its envelope; with an org definition, also the org's effective
+    workflow, compiled against the envelope its baseRef names."""
+    entity = (
+        contract if isinstance(contract, EntityContract) else EntityContract.from_json(contract)
+    )
+    envelope = generate_envelope(entity)
+    stored = yield Call(
+        "publish_contract",
+        {
+            "contract": Jsonb(entity.stored_json()),
+            "envelope": Jsonb(envelope),
+            "compiled": Jsonb(compile_effective(envelope)),
+        },
+        first_json,
+        what=f"publishing the contract of {entity.entity_type}",
+    )
+    if org_definition is None:
+        return published(stored)
+    definition = OrgWorkflowDefinition.from_json(org_definition)
+    compiled = compile_effective(envelope, definition.to_json())
+    result = yield Call(
+        "publish_org_definition",
+        {
+            "org_id": org_id,
+            "entity_type": entity.entity_type,
+            "definition": Jsonb(definition.to_json()),
+            "base_ref": Jsonb(definition.to_json()["baseRef"]),
+            "compiled": Jsonb(compiled),
+        },
+        first_json,
+        what=f"publishing the org definition of {entity.entity_type}",
+    )
+    return published(result)
+
+
+def save_draft(org_id: str, org_definition: Any) -> Operation[Published]:
+    definition = OrgWorkflowDefinition.from_json(org_definition)
+    data = definition.to_json()
+    params = {
+        "org_id": org_id,
+        "entity_type": data["baseRef"]["entityType"],
+        "definition": Jsonb(data),
+        "base_ref": Jsonb(data["baseRef"]),
+    }
+    return published((yield Call("save_org_draft", params, first_json)))
+
+
+def archive(org_id: str, version_id: str) -> Operation[Published]:
+    params = {"org_id": org_id, "version_id": text_argument(version_id, "version_id")}
+    return published((yield Call("archive_definition", params, first_json)))
+
+
+def current(org_id: str, entity_type: str) -> Operation[Published]:
+    params = {"org_id": org_id, "entity_type": text_argument(entity_type, "entity type")}
+    return published((yield Call("current_definition", params, first_json)))
+
+
+__all__ = ["AuditEntry", "DirectoryUser", "Document", "Published", "single"]

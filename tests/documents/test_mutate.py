@@ -1,0 +1,236 @@
+"""mutate(): the one write path — versions, audit, events, and every refusal with the input
+that causes it, each leaving everything recorded as it was."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+from charter import AsyncClient
+from charter.errors import (
+    ActorUnknownError,
+    DocumentExistsError,
+    DocumentInvalidError,
+    DocumentNotFoundError,
+    DocumentVersionConflictError,
+    EntityTypeUnknownError,
+    LifecycleTransitionError,
+    PolicyDeniedError,
+    WorkflowEditLockedError,
+)
+
+from .conftest import counts
+
+
+def _events(db_url, document_id):
+    with psycopg.connect(db_url) as conn:
+        return conn.execute(
+            "SELECT event_type, entity_version, payload, trace_id FROM charter.document_events "
+            "WHERE document_id = %s ORDER BY id",
+            (document_id,),
+        ).fetchall()
+
+
+def test_a_document_lives_through_create_update_gates_and_actions(acme, db_url):
+    docs = acme.documents
+    doc = docs.create("invoice", {"grand_total": 12500, "vendor_id": "v-7"}, actor="u-1")
+    assert (doc.version, doc.state, doc.org_id) == (1, "draft", "acme")
+    doc = docs.update(
+        doc.id, {"grand_total": 13000}, actor="u-1", expected_version=1, reason="typo"
+    )
+    assert doc.version == 2 and doc.data == {"grand_total": 13000, "vendor_id": "v-7"}
+    doc = docs.transition(doc.id, "submit", actor="u-1")
+    assert doc.state == "submitted"
+    doc = docs.transition(doc.id, "approve", actor="u-2", to="active")
+    doc = docs.mutate(doc.id, "invoice.post", {"gl_batch": "B-7"}, actor="u-3")
+    assert (doc.version, doc.state, doc.data["gl_batch"]) == (5, "active", "B-7")
+
+    assert docs.get(doc.id, version=1).data == {"grand_total": 12500, "vendor_id": "v-7"}
+    assert docs.get(doc.id, version=3).state == "submitted"
+    history = docs.history(doc.id)
+    assert [(h.version, h.action, h.actor) for h in history] == [
+        (1, "create", "u-1"),
+        (2, "update", "u-1"),
+        (3, "submit", "u-1"),
+        (4, "approve", "u-2"),
+        (5, "invoice.post", "u-3"),
+    ]
+    assert history[1].changes == {"grand_total": {"from": 12500, "to": 13000}}
+    assert history[1].reason == "typo" and history[1].via == "api"
+    assert history[2].changes == {"$state": {"from": "draft", "to": "submitted"}}
+    assert [e[0] for e in _events(db_url, doc.id)] == [
+        "on_create",
+        "on_mutation",
+        "on_lifecycle_transition",
+        "on_lifecycle_transition",
+        "on_mutation",
+    ]
+    assert [d.id for d in docs.list(entity_type="invoice", state="active")] == [doc.id]
+
+
+def test_versions_reproduce_every_change(acme):
+    docs = acme.documents
+    doc = docs.create("invoice", {"grand_total": 1}, actor="u-1")
+    for total in range(2, 6):
+        doc = docs.update(doc.id, {"grand_total": total, "note": {"n": total}}, actor="u-1")
+    replayed: dict[str, object] = {}
+    for entry in docs.history(doc.id):
+        for field, change in entry.changes.items():
+            replayed[field] = change["to"]
+        assert replayed == docs.get(doc.id, version=entry.version).data
+
+
+@pytest.mark.parametrize(
+    ("case", "error", "fragment"),
+    [
+        ("unknown actor", ActorUnknownError, "not in the directory of org 'acme'"),
+        ("role missing", PolicyDeniedError, "one of the roles"),
+        ("rule false", PolicyDeniedError, "org.approvers contains actor.id"),
+        ("stale version", DocumentVersionConflictError, "is at version 2, not 1"),
+        ("undeclared field", DocumentInvalidError, "'colour' is not declared"),
+        ("wrong type", DocumentInvalidError, "'grand_total' must be a number"),
+        ("action field", DocumentInvalidError, "may set only"),
+        ("illegal gate", LifecycleTransitionError, "does not lead anywhere from state 'draft'"),
+        ("ambiguous gate", LifecycleTransitionError, "say which with to="),
+        ("unknown action", LifecycleTransitionError, "neither update, a gate nor an action"),
+        ("gate with changes", DocumentInvalidError, "changes no fields"),
+        ("locked", WorkflowEditLockedError, "is locked in state 'active'"),
+        ("missing", DocumentNotFoundError, "does not exist in org 'acme'"),
+        ("taken id", DocumentExistsError, "already exists"),
+        ("unknown type", EntityTypeUnknownError, "No contract is published"),
+    ],
+)
+def test_every_refusal_names_the_problem_and_writes_nothing(acme, db_url, case, error, fragment):
+    docs = acme.documents
+    draft = docs.create("invoice", {"grand_total": 10}, actor="u-1", id="inv-draft")
+    draft = docs.update(draft.id, {"grand_total": 11}, actor="u-1")
+    submitted = docs.transition(docs.create("invoice", {}, actor="u-1").id, "submit", actor="u-1")
+    active = docs.transition(submitted.id, "approve", actor="u-2", to="active")
+    submitted = docs.transition(docs.create("invoice", {}, actor="u-1").id, "submit", actor="u-1")
+    attempts = {
+        "unknown actor": lambda: docs.update(draft.id, {"grand_total": 1}, actor="nobody"),
+        "role missing": lambda: docs.create("invoice", {}, actor="u-3"),
+        "rule false": lambda: docs.transition(submitted.id, "approve", actor="u-9", to="active"),
+        "stale version": lambda: docs.update(
+            draft.id, {"grand_total": 1}, actor="u-1", expected_version=1
+        ),
+        "undeclared field": lambda: docs.update(draft.id, {"colour": "red"}, actor="u-1"),
+        "wrong type": lambda: docs.update(draft.id, {"grand_total": "lots"}, actor="u-1"),
+        "action field": lambda: docs.mutate(
+            active.id, "invoice.post", {"grand_total": 1}, actor="u-3"
+        ),
+        "illegal gate": lambda: docs.transition(draft.id, "approve", actor="u-2"),
+        "ambiguous gate": lambda: docs.transition(submitted.id, "approve", actor="u-2"),
+        "unknown action": lambda: docs.mutate(draft.id, "invoice.burn", {}, actor="u-1"),
+        "gate with changes": lambda: docs.mutate(
+            draft.id, "submit", {"grand_total": 1}, actor="u-1"
+        ),
+        "locked": lambda: docs.update(active.id, {"grand_total": 1}, actor="u-1"),
+        "missing": lambda: docs.update("no-such-doc", {}, actor="u-1"),
+        "taken id": lambda: docs.create("invoice", {}, actor="u-1", id="inv-draft"),
+        "unknown type": lambda: docs.create("purchase_order", {}, actor="u-1"),
+    }
+    before = counts(db_url)
+    with pytest.raises(error) as caught:
+        attempts[case]()
+    assert fragment in caught.value.message
+    assert counts(db_url) == before  # nothing recorded is lost, nothing half-written
+    assert docs.get(draft.id).version == 2
+
+
+def test_an_edit_in_an_amend_only_window_is_written_and_forces_an_amendment_event(acme, db_url):
+    docs = acme.documents
+    doc = docs.transition(
+        docs.create("invoice", {"grand_total": 5}, actor="u-1").id, "submit", actor="u-1"
+    )
+    doc = docs.update(doc.id, {"grand_total": 6}, actor="u-1")  # no worker runs: mutate() decides
+    assert doc.data["grand_total"] == 6 and doc.state == "submitted"
+    events = _events(db_url, doc.id)
+    assert [e[0] for e in events][-2:] == ["on_mutation", "on_amendment"]
+    amendment = events[-1]
+    assert amendment[1] == doc.version and amendment[2]["changes"]["grand_total"]["to"] == 6
+    assert amendment[3] == events[-2][3]  # one trace for the mutation and what it forced
+
+
+def test_amending_a_locked_document_creates_a_new_one_pointing_to_it(acme, db_url):
+    docs = acme.documents
+    original = docs.create("invoice", {"grand_total": 100, "vendor_id": "v-7"}, actor="u-1")
+    original = docs.transition(original.id, "submit", actor="u-1")
+    original = docs.transition(original.id, "approve", actor="u-2", to="active")
+    new = docs.amend(original.id, {"grand_total": 90}, actor="u-1", reason="credit")
+    assert new.id != original.id and new.amended_from == original.id
+    assert (new.version, new.state) == (1, "draft")
+    assert new.data == {"grand_total": 90, "vendor_id": "v-7"}
+    assert docs.get(original.id).version == original.version  # the original is untouched
+    assert [e[0] for e in _events(db_url, original.id)][-1] == "on_amended"
+    assert _events(db_url, new.id)[0][2]["amendedFrom"] == original.id
+    assert docs.history(original.id)[-1].action == "amended"
+    draft = docs.create("invoice", {"grand_total": 1}, actor="u-1")
+    same = docs.amend(draft.id, {"grand_total": 2}, actor="u-1")  # a draft: a plain update
+    assert same.id == draft.id and same.version == 2
+
+
+def test_events_are_deduplicated_by_their_key(acme, db_url):
+    doc = acme.documents.create("invoice", {}, actor="u-1")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        again = conn.execute(
+            "SELECT charter._emit_event('acme', %s, 'invoice', 1, 'on_create', '{}', 't')",
+            (doc.id,),
+        ).fetchone()[0]
+        keys = conn.execute(
+            "SELECT count(*) FROM charter.outbox_receipts WHERE org_id = 'acme'"
+        ).fetchone()[0]
+    assert again is False and keys == 1
+    assert len(_events(db_url, doc.id)) == 1
+
+
+def test_versions_audit_and_receipts_are_append_only(acme, db_url):
+    doc = acme.documents.create("invoice", {}, actor="u-1")
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for statement in (
+            "UPDATE charter.document_versions SET data = '{}'",
+            "DELETE FROM charter.document_versions",
+            "UPDATE charter.document_audit SET actor = 'x'",
+            "DELETE FROM charter.document_audit",
+            "DELETE FROM charter.outbox_receipts",
+        ):
+            with pytest.raises(psycopg.Error, match="append-only"):
+                conn.execute(statement)
+    assert len(acme.documents.history(doc.id)) == 1
+
+
+def test_reserved_actors_act_for_the_engine_and_are_recorded_as_such(acme):
+    doc = acme.documents.create("invoice", {}, actor="system")
+    doc = acme.documents.update(doc.id, {"note": "synced"}, actor="service:erp-sync")
+    assert [(h.actor, h.run_as) for h in acme.documents.history(doc.id)] == [
+        ("system", "system"),
+        ("service:erp-sync", "service:erp-sync"),
+    ]
+
+
+def test_a_document_written_in_a_rolled_back_transaction_never_existed(acme, db_url):
+    with psycopg.connect(db_url) as conn:
+        with conn.transaction(force_rollback=True):
+            doc = acme.documents.create("invoice", {}, actor="u-1", connection=conn)
+            assert acme.documents.get(doc.id, connection=conn).version == 1
+        with pytest.raises(DocumentNotFoundError):
+            acme.documents.get(doc.id)
+        with conn.transaction():
+            kept = acme.documents.create("invoice", {}, actor="u-1", connection=conn)
+    assert acme.documents.get(kept.id).version == 1
+
+
+def test_the_async_api_is_the_same(acme, db_url):
+    async def scenario():
+        async with AsyncClient(db_url, org_id="acme") as client:
+            doc = await client.documents.create("invoice", {"grand_total": 3}, actor="u-1")
+            doc = await client.documents.transition(doc.id, "submit", actor="u-1")
+            history = await client.documents.history(doc.id)
+            assert (await client.directory.get_user("u-1")).manager == "u-9"
+            current = await client.definitions.current("invoice")
+            return doc, history, current
+
+    doc, history, current = asyncio.run(scenario())
+    assert doc.state == "submitted" and len(history) == 2 and current.kind == "envelope"
