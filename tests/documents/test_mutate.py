@@ -96,7 +96,7 @@ def test_versions_reproduce_every_change(acme):
         ("ambiguous gate", LifecycleTransitionError, "say which with to="),
         ("unknown action", LifecycleTransitionError, "neither update, a gate nor an action"),
         ("gate with changes", DocumentInvalidError, "changes no fields"),
-        ("locked", WorkflowEditLockedError, "is locked in state 'active'"),
+        ("locked", WorkflowEditLockedError, "is locked (state 'active')"),
         ("missing", DocumentNotFoundError, "does not exist in org 'acme'"),
         ("taken id", DocumentExistsError, "already exists"),
         ("unknown type", EntityTypeUnknownError, "No contract is published"),

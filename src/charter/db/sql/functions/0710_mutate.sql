@@ -1,14 +1,25 @@
--- The edit window a document is in: its state's window from the contract. (The running
--- workflow instance's current node refines this once instances run; with none, the
--- state's window applies, which is what seed 002 asks for when no engine runs.)
-CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_state text)
+-- The edit window a document is in (seed 002): with an active workflow instance, the
+-- strictest window of its current nodes in the compiled editWindows; otherwise (no instance,
+-- or one at no node that declares a window) its state's window from the contract. Both are
+-- read in the write path, so they hold when no engine runs.
+CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_document charter.documents)
 RETURNS text
 LANGUAGE sql
-IMMUTABLE
+STABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce((SELECT s->>'editWindow' FROM jsonb_array_elements(p_contract->'states') AS s
-                      WHERE s->>'id' = p_state), 'locked')
+    SELECT coalesce(
+        (SELECT (ARRAY['editable', 'amend_only', 'locked'])[max(
+                    CASE v.compiled #>> ARRAY['editWindows', n.node]
+                        WHEN 'editable' THEN 1 WHEN 'amend_only' THEN 2 WHEN 'locked' THEN 3 END)]
+           FROM charter.workflow_instances AS i
+           JOIN charter.workflow_versions AS v ON v.id = i.version_id
+          CROSS JOIN LATERAL unnest(i.current_nodes) AS n(node)
+          WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
+            AND i.status IN ('running', 'paused')),
+        (SELECT s->>'editWindow' FROM jsonb_array_elements(p_contract->'states') AS s
+          WHERE s->>'id' = p_document.state),
+        'locked')
 $$;
 
 -- The one write path of business documents (seed 002 K-01). In one transaction: lock the
@@ -149,10 +160,13 @@ BEGIN
                 CASE WHEN v_kind = 'action' THEN format('action %s', p_action) ELSE 'update' END);
             -- Edit windows govern edits; an action the contract declares is a business step
             -- of its own (posting an approved invoice) that may set only its fields.
-            v_window := CASE WHEN v_kind = 'update' THEN charter._edit_window(v_contract.contract, v_doc.state) END;
+            v_window := CASE WHEN v_kind = 'update' THEN charter._edit_window(v_contract.contract, v_doc) END;
             IF v_window = 'locked' THEN
                 RAISE EXCEPTION USING ERRCODE = 'CH034',
-                    MESSAGE = format('Document %L is locked in state %L: it cannot be edited', v_doc.id, v_doc.state),
+                    MESSAGE = format('Document %L is locked (state %L%s): it cannot be edited', v_doc.id, v_doc.state,
+                        coalesce(' at workflow node ' || (SELECT string_agg(n, ', ') FROM charter.workflow_instances AS i,
+                            unnest(i.current_nodes) AS n WHERE i.org_id = v_org AND i.document_id = v_doc.id
+                            AND i.status IN ('running', 'paused')), '')),
                     HINT = 'Amend it instead (documents.amend creates a new document that goes through the lifecycle again).';
             END IF;
             v_new.data := v_doc.data || v_changes;

@@ -1,8 +1,8 @@
 -- Amends a document (seed 002 B4). Where its state's window allows edits (a draft) this is
 -- a plain update. Otherwise a new document is created with amended_from pointing to the
 -- original, carrying its data plus the changes, at the lifecycle's first state; the
--- original gets an audit row and an on_amended event (the engine cancels its running
--- instance with reason 'amended'), and the new document starts its own lifecycle.
+-- original's active workflow instance is cancelled with reason 'amended', it gets an audit
+-- row and an on_amended event, and the new document starts its own lifecycle.
 -- The policy key is 'amend' when the contract has one, else 'update'.
 CREATE OR REPLACE FUNCTION charter.amend_document(
     p_org_id text,
@@ -36,7 +36,7 @@ BEGIN
             HINT = 'Check the document id and the client''s org.';
     END IF;
     SELECT * INTO v_contract FROM charter.workflow_versions AS v WHERE v.id = v_doc.contract_version_id;
-    IF charter._edit_window(v_contract.contract, v_doc.state) = 'editable' THEN
+    IF charter._edit_window(v_contract.contract, v_doc) = 'editable' THEN
         RETURN charter.mutate(v_org, 'update', v_doc.id, p_changes, p_actor, NULL, NULL,
                               p_reason, v_trace, NULL, p_via);
     END IF;
@@ -51,6 +51,10 @@ BEGIN
     VALUES (gen_random_uuid()::text, v_org, v_doc.entity_type, v_doc.contract_version_id, 1,
             v_contract.contract #>> '{states,0,id}', v_doc.data || v_changes, v_doc.id)
     RETURNING * INTO v_new;
+    -- At most one active instance per document: the original's ends here.
+    UPDATE charter.workflow_instances
+       SET status = 'cancelled', cancel_reason = 'amended', completed_at = now(), updated_at = now()
+     WHERE org_id = v_org AND document_id = v_doc.id AND status IN ('running', 'paused');
     INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
     VALUES (v_new.id, 1, v_org, v_new.state, v_new.data,
             charter._field_changes('{}'::jsonb, v_new.data), 'amend', p_actor);

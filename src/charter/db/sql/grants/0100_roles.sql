@@ -39,5 +39,5 @@ GRANT EXECUTE ON FUNCTION
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,
-    charter.directory_users, charter.directory_orgs
+    charter.directory_users, charter.directory_orgs, charter.workflow_instances
 TO charter_app;

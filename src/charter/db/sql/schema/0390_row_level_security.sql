@@ -21,3 +21,7 @@ CREATE POLICY org_isolation ON charter.document_events
     USING (org_id = current_setting('charter.org_id', true));
 CREATE POLICY org_isolation ON charter.outbox_receipts
     USING (org_id = current_setting('charter.org_id', true));
+
+ALTER TABLE charter.workflow_instances ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.workflow_instances
+    USING (org_id = current_setting('charter.org_id', true));
