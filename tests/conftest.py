@@ -11,6 +11,7 @@ import hashlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -93,22 +94,33 @@ class DatabaseFactory:
         # Test sessions running at once on one server build the template once.
         self._admin.execute("SELECT pg_advisory_lock(hashtext('charter:test-template'))")
         try:
-            names = {
-                row[0]
-                for row in self._admin.execute(
-                    "SELECT datname FROM pg_database WHERE datname LIKE 'charter_tpl_%'"
-                )
-            }
-            for stale in names - {name}:
-                self._to_drop.put(stale)
-            if name not in names:
+            templates = dict(
+                self._admin.execute(
+                    "SELECT d.datname, shobj_description(d.oid, 'pg_database') FROM pg_database d"
+                    " WHERE d.datname LIKE 'charter_tpl_%'"
+                ).fetchall()
+            )
+            for stale, built in templates.items():
+                # Another session may be testing other SQL on this server right now: its
+                # template goes only once it is an hour old.
+                if stale != name and time.time() - _built_at(built) > 3600:
+                    self._to_drop.put(stale)
+            if name not in templates:
                 building = self.create()
                 with psycopg.connect(self.url(building)) as conn:
                     charter.migrate(conn)
                 self._admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+                self._admin.execute(f"COMMENT ON DATABASE \"{name}\" IS 'built {time.time():.0f}'")
         finally:
             self._admin.execute("SELECT pg_advisory_unlock(hashtext('charter:test-template'))")
         return name
+
+
+def _built_at(comment: str | None) -> float:
+    try:
+        return float((comment or "").removeprefix("built "))
+    except ValueError:
+        return 0.0
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,8 @@ from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
 from charter.dsl.slots import OrgWorkflowDefinition
 from charter.errors import ArgumentError
-from charter.operations import text_argument
-from charter.payloads import json_text
+from charter.operations import clean_text, text_argument
+from charter.payloads import json_text, shown
 from charter.store import Call, Operation, first_json, first_value, json_rows, single
 
 
@@ -133,11 +133,9 @@ def mutate(
     trace_id: str | None = None,
     to: str | None = None,
     via: str = "api",
+    node_id: str | None = None,
 ) -> Operation[Document]:
-    if expected_version is not None and (
-        isinstance(expected_version, bool) or not isinstance(expected_version, int)
-    ):
-        raise ArgumentError(f"expected_version must be a whole number, not {expected_version!r}.")
+    _whole(expected_version, "expected_version")
     params = {
         "org_id": org_id,
         "action": text_argument(action, "action"),
@@ -149,7 +147,8 @@ def mutate(
         "reason": None if reason is None else _text(reason, "reason", 2000),
         "trace_id": None if trace_id is None else text_argument(trace_id, "trace_id"),
         "to": None if to is None else text_argument(to, "to"),
-        "via": via,
+        "via": text_argument(via, "via"),
+        "node_id": None if node_id is None else text_argument(node_id, "node_id"),
     }
     # A create with a caller's id, an update with expected_version: a resend is refused
     # rather than applied twice. Without them a resend could apply the change twice.
@@ -187,7 +186,7 @@ def get(org_id: str, document_id: str, version: int | None) -> Operation[Documen
     params = {
         "org_id": org_id,
         "document_id": text_argument(document_id, "document id"),
-        "version": version,
+        "version": _whole(version, "version"),
     }
     return document((yield Call("get_document", params, first_json)))
 
@@ -201,15 +200,23 @@ def history(org_id: str, document_id: str) -> Operation[list[AuditEntry]]:
 def listing(
     org_id: str, entity_type: str | None, state: str | None, limit: int, after: str | None
 ) -> Operation[list[Document]]:
+    if _whole(limit, "limit") is None:
+        raise ArgumentError("limit must be a whole number from 1 to 10000.")
     params = {
         "org_id": org_id,
-        "entity_type": entity_type,
-        "state": state,
+        "entity_type": None if entity_type is None else text_argument(entity_type, "entity_type"),
+        "state": None if state is None else text_argument(state, "state"),
         "limit": limit,
-        "after": after,
+        "after": None if after is None else text_argument(after, "after"),
     }
     rows = yield Call("list_documents", params, json_rows)
     return [document(row) for row in rows]
+
+
+def _whole(value: Any, name: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ArgumentError(f"{name} must be a whole number, not {shown(value, 40)}.")
+    return value
 
 
 def _changes(changes: Any) -> str:
@@ -223,8 +230,7 @@ def _changes(changes: Any) -> str:
 def _text(value: Any, name: str, limit: int) -> str:
     if not isinstance(value, str) or len(value) > limit:
         raise ArgumentError(f"{name} must be a string of at most {limit} characters.")
-    text_argument(value[:200] or "x", name)  # the same character checks
-    return value
+    return clean_text(value, name)
 
 
 # -- directory ---------------------------------------------------------------------------
@@ -245,8 +251,8 @@ def put_user(
         "user_id": text_argument(user_id, "user id"),
         "roles": [text_argument(r, "role") for r in roles],
         "manager": None if manager is None else text_argument(manager, "manager"),
-        "email": email,
-        "phone": phone,
+        "email": None if email is None else clean_text(email, "email"),
+        "phone": None if phone is None else clean_text(phone, "phone"),
     }
     return _user((yield Call("put_user", params, first_json)))
 

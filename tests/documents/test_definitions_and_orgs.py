@@ -13,6 +13,7 @@ from psycopg import conninfo
 from charter import Client
 from charter.cli import main
 from charter.errors import (
+    ActorUnknownError,
     ArgumentError,
     ContractError,
     DefinitionNotFoundError,
@@ -166,6 +167,9 @@ def test_row_level_security_shows_the_app_role_only_its_orgs_rows(acme, db_url, 
     with Client(app_login, org_id="acme") as app:
         doc = app.documents.create("invoice", {"grand_total": 3}, actor="u-1")
         assert app.documents.get(doc.id).version == 1
+        for reserved in ("system", "service:bot"):  # the engine's actors are not the app's
+            with pytest.raises(ActorUnknownError, match="reserved for the engine"):
+                app.documents.update(doc.id, {"grand_total": 4}, actor=reserved)
         app.definitions.publish(invoice_contract(), _org_definition())
         changed = invoice_contract()
         changed["version"] = 2
@@ -185,3 +189,35 @@ def test_charter_publish_on_the_command_line(db_url, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "envelope: published" in printed and "effective: published" in printed
     assert "effective: verified" in printed
+
+
+def test_a_forged_effective_workflow_may_not_loosen_an_edit_window(acme, db_url):
+    import json
+
+    envelope = acme.definitions.current("invoice").compiled
+    forged = json.loads(json.dumps(envelope))
+    forged["editWindows"]["sys:state:active"] = "editable"  # active invoices are locked
+    with psycopg.connect(db_url, autocommit=True) as conn, pytest.raises(psycopg.Error) as caught:
+        conn.execute(
+            "SELECT charter.publish_org_definition('acme', 'invoice', '{}', %s, %s)",
+            (json.dumps({"entityType": "invoice", "envelopeVersion": 1}), json.dumps(forged)),
+        )
+    assert "loosens or drops the edit window of 'sys:state:active'" in str(caught.value)
+
+
+def test_archiving_a_published_patch_archives_what_was_compiled_from_it(acme):
+    made = acme.definitions.publish(invoice_contract(), _org_definition())
+    with psycopg.connect(acme.target.url) as conn:
+        patch = conn.execute(
+            "SELECT parent_version_id FROM charter.workflow_version_parents WHERE version_id = %s",
+            (made.version_id,),
+        ).fetchone()[0]
+    assert acme.definitions.archive(patch).status == "archived"
+    assert acme.definitions.current("invoice").kind == "envelope"
+
+
+def test_an_envelope_is_not_a_flow_to_start(acme):
+    from charter.errors import FlowNotFoundError
+
+    with pytest.raises(FlowNotFoundError):
+        acme.start("envelope:invoice", {})

@@ -234,3 +234,44 @@ def test_the_async_api_is_the_same(acme, db_url):
 
     doc, history, current = asyncio.run(scenario())
     assert doc.state == "submitted" and len(history) == 2 and current.kind == "envelope"
+
+
+def test_the_policy_is_checked_before_anything_else_is_revealed(acme):
+    docs = acme.documents
+    doc = docs.transition(docs.create("invoice", {}, actor="u-1").id, "submit", actor="u-1")
+    with pytest.raises(PolicyDeniedError):  # not the stale version, not the legal gates
+        docs.transition(doc.id, "approve", actor="u-9", to="nowhere", expected_version=1)
+
+
+def test_a_document_is_amended_once_and_an_amend_only_window_takes_the_edit(acme, db_url):
+    docs = acme.documents
+    active = docs.transition(docs.create("invoice", {}, actor="u-1").id, "submit", actor="u-1")
+    submitted = docs.create("invoice", {"grand_total": 1}, actor="u-1")
+    submitted = docs.transition(submitted.id, "submit", actor="u-1")
+    edited = docs.amend(submitted.id, {"grand_total": 2}, actor="u-1")  # amend_only: an update
+    assert edited.id == submitted.id and edited.version == 3
+    assert [e[0] for e in _events(db_url, submitted.id)][-1] == "on_amendment"
+    active = docs.transition(active.id, "approve", actor="u-2", to="active")
+    first = docs.amend(active.id, {"grand_total": 9}, actor="u-1")
+    with pytest.raises(LifecycleTransitionError, match=f"already amended by '{first.id}'"):
+        docs.amend(active.id, {"grand_total": 8}, actor="u-1")
+    assert docs.amend(first.id, {"grand_total": 8}, actor="u-1").id == first.id  # a draft
+
+
+def test_concurrent_creates_with_one_id_give_one_document_and_a_coded_refusal(acme):
+    import threading
+
+    outcomes: list[object] = []
+
+    def create() -> None:
+        try:
+            outcomes.append(acme.documents.create("invoice", {}, actor="u-1", id="inv-race").id)
+        except DocumentExistsError as exc:
+            outcomes.append(exc.code)
+
+    threads = [threading.Thread(target=create) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(map(str, outcomes)) == ["DOCUMENT_EXISTS"] * 5 + ["inv-race"]

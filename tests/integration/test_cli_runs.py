@@ -171,3 +171,27 @@ def test_read_only_commands_on_an_unmigrated_database_name_charter_migrate(empty
         assert result.returncode == 1, (args, result.stderr)
         assert "SCHEMA_NOT_CURRENT" in result.stderr and "charter migrate" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_environment_variables_configure_options_without_breaking_other_commands(project):
+    charter = project
+    env = {**charter.env, "CHARTER_CONCURRENCY": "lots", "CHARTER_YES": "1", "CHARTER_FORCE": "1"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "charter", *args],
+            cwd=charter.cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert run("queue").returncode == 0  # a bad worker setting does not break other commands
+    worker = run("worker", "opsflows", "--check-only")
+    assert worker.returncode == 2 and "'lots' is not a whole number" in worker.stderr
+    assert run("worker", "opsflows", "--check-only", "--concurrency", "2").returncode == 0
+    # A deletion is never confirmed from the environment.
+    refused = run("flows", "delete", "ops_flow")
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert "concurrency" in run("worker", "--help").stdout.lower()

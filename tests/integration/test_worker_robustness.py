@@ -6,6 +6,7 @@ that should have waited or completed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -317,3 +318,36 @@ def test_process_isolation_needs_a_module_level_function():
         flow.step(slug="b", retry_on=ValueError, no_retry_on=KeyError)(lambda run: None)
     with pytest.raises(FlowDefinitionError, match="takes exception classes"):
         flow.step(slug="c", retry_on=["ValueError"])(lambda run: None)
+
+
+def test_an_error_in_the_heartbeat_is_logged_and_the_leases_are_still_renewed(
+    db_url, monkeypatch, caplog
+):
+    from charter.worker.runner import Worker
+
+    real = Worker._refresh_versions
+    broken = []
+
+    async def refresh_once_broken(self):
+        if not broken:
+            broken.append(1)
+            raise RuntimeError("injected heartbeat failure")
+        return await real(self)
+
+    monkeypatch.setattr(Worker, "_refresh_versions", refresh_once_broken)
+    flow = Flow("long_step", max_attempts=1)
+
+    @flow.step(timeout=30)
+    async def slow(run: float) -> str:
+        await asyncio.sleep(run)
+        return "done"
+
+    with (
+        caplog.at_level(logging.ERROR, "charter.worker"),
+        running_worker(db_url, flow, lease_seconds=2) as worker,
+        Client(db_url) as client,
+    ):
+        run = client.wait(client.start(flow, 5.0), timeout=30)  # longer than two leases
+        assert worker.heartbeat_errors == 1
+    assert "injected heartbeat failure" in caplog.text
+    assert run.status == "completed" and run.steps[0].attempts == 1  # the lease never lapsed

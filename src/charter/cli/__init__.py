@@ -25,8 +25,8 @@ from charter.cli import (
     misc_commands,
     run_commands,
 )
-from charter.cli.common import EXIT_ERROR, err
-from charter.cli.options import flag, option
+from charter.cli.common import EXIT_ERROR, err, log
+from charter.cli.options import flag, ignored_switches, option
 from charter.errors import CharterError
 
 _GROUPS = (
@@ -44,6 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = _parser()
         args = parser.parse_args(argv)
         logs.configure(args.log_format, verbose=args.verbose)
+        for problem in ignored_switches():
+            log.warning("%s; it was left off", problem)
         handler: Callable[..., int] = args.handler
         return handler(**_arguments(handler, args))
     except CharterError as exc:

@@ -68,7 +68,12 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="compile again the stored flow versions whose artifact is missing, stale or "
         "damaged (WF-07; the schema's owner)",
     )
-    flag(recompile, "--all", help="compile every flow version again, not only the broken ones")
+    flag(
+        recompile,
+        "--all",
+        env="CHARTER_RECOMPILE_ALL",
+        help="compile every flow version again, not only the broken ones",
+    )
     recompile.set_defaults(handler=recompile_command)
 
     flows = commands.add_parser("flows", help="manage flows in the database")
@@ -77,8 +82,9 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "delete", help="delete a flow with all its versions, runs and evidence (asks first)"
     )
     delete.add_argument("slug", metavar="SLUG")
-    flag(delete, "--yes", help="do not ask for confirmation")
-    flag(delete, "--force", help="required as well in production")
+    # No environment variables: a deletion is confirmed on the command line, each time.
+    flag(delete, "--yes", env="", help="do not ask for confirmation")
+    flag(delete, "--force", env="", help="required as well in production")
     delete.set_defaults(handler=flows_delete_command)
 
 

@@ -11,8 +11,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from charter.errors import ConfigurationError
-
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -27,29 +25,62 @@ def option(
     help: str,
     default: Any = None,
     type: Callable[[str], Any] | None = None,
+    choices: list[str] | None = None,
+    env: str | None = None,
     **kwargs: Any,
 ) -> None:
-    """A value option; the environment variable, when set, replaces ``default``."""
-    name = env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
+    """A value option; its environment variable (``env``, else ``CHARTER_`` + the option's
+    name), when set, replaces ``default``. The variable's value is converted and checked
+    only when the command that has the option runs, so a bad value breaks only that one."""
+    name = env or env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
     raw = os.environ.get(name)
-    if raw is not None and raw != "":
-        try:
-            default = type(raw) if type is not None else raw
-        except (argparse.ArgumentTypeError, ValueError) as exc:
-            raise ConfigurationError(f"{name}={raw!r} is not usable: {exc}") from None
+    if choices is not None:
+        type = _one_of(choices, type)
+        help += f" ({', '.join(choices)})"
     shown = f" (default {default}; ${name})" if default is not None else f" (${name})"
+    if raw is not None and raw != "":
+        default = raw  # argparse converts a string default with type= when it is used
+        shown = f" (${name}={raw})"
     if type is not None:
         kwargs["type"] = type
     parser.add_argument(*flags, help=help + shown, default=default, **kwargs)
 
 
-def flag(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *flags: str, help: str) -> None:
-    """A switch; its environment variable (1/true/yes/on) turns it on."""
-    name = env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
-    raw = (os.environ.get(name) or "").strip().lower()
+def flag(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *flags: str,
+    help: str,
+    env: str | None = None,
+) -> None:
+    """A switch; its environment variable (1/true/yes/on) turns it on. ``env=""`` gives it
+    none (a confirmation must be asked for on the command line)."""
+    name = (
+        env if env is not None else env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
+    )
+    raw = (os.environ.get(name) or "").strip().lower() if name else ""
     if raw not in _TRUE | _FALSE:
-        raise ConfigurationError(f"{name}={raw!r} is not a switch value; use 1 or 0.")
-    parser.add_argument(*flags, action="store_true", default=raw in _TRUE, help=f"{help} (${name})")
+        raw = ""  # a typo must not switch anything on; the command warns below
+        _ignored.append(f"{name}={os.environ.get(name)!r} is not a switch value (use 1 or 0)")
+    suffix = f" (${name})" if name else ""
+    parser.add_argument(*flags, action="store_true", default=raw in _TRUE, help=help + suffix)
+
+
+_ignored: list[str] = []
+
+
+def ignored_switches() -> list[str]:
+    """Switch variables whose values were not understood (and so left off)."""
+    return list(_ignored)
+
+
+def _one_of(choices: list[str], then: Callable[[str], Any] | None) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(choices)}")
+        return then(text) if then is not None else text
+
+    convert.__name__ = "choice"
+    return convert
 
 
 def positive_int(text: str) -> int:

@@ -50,11 +50,24 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     runs = commands.add_parser("runs", help="list, cancel and retry runs")
     actions = runs.add_subparsers(title="runs commands", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="runs, newest first")
-    option(listing, "--flow", help="only runs of this flow (slug)")
+    option(listing, "--flow", env="CHARTER_RUNS_FLOW", help="only runs of this flow (slug)")
     option(listing, "--status", choices=["running", "completed", "failed", "cancelled"],
-           help="only runs with this status")  # fmt: skip
-    option(listing, "--limit", type=positive_int, default=20, help="runs per page")
-    option(listing, "--after", metavar="RUN_ID", help="the page after this run")
+           env="CHARTER_RUNS_STATUS", help="only runs with this status")  # fmt: skip
+    option(
+        listing,
+        "--limit",
+        type=positive_int,
+        default=20,
+        env="CHARTER_RUNS_LIMIT",
+        help="runs per page",
+    )
+    option(
+        listing,
+        "--after",
+        metavar="RUN_ID",
+        env="CHARTER_RUNS_AFTER",
+        help="the page after this run",
+    )
     flag(listing, "--json", help="print the runs as JSON")
     listing.set_defaults(handler=runs_list_command)
     cancel = actions.add_parser("cancel", help="cancel running runs")
@@ -65,7 +78,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     retry.set_defaults(handler=runs_retry_command)
 
     workers = commands.add_parser("workers", help="the workers: alive, concurrency, claimed")
-    flag(workers, "--all", help="include stopped workers")
+    flag(workers, "--all", env="CHARTER_WORKERS_ALL", help="include stopped workers")
     flag(workers, "--json", help="print the workers as JSON")
     workers.set_defaults(handler=workers_command)
 

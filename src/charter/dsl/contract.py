@@ -125,6 +125,11 @@ class EntityContract(_Model):
                 problems.append(
                     f"{where}: gate {transition.gate!r} must be lower-case letters, digits and _"
                 )
+            if transition.gate in ("create", "update"):
+                problems.append(
+                    f"{where}: a gate cannot be called {transition.gate!r}, which names the "
+                    "document's create and update"
+                )
         seen = set()
         for transition in self.transitions:
             key = (transition.from_state, transition.to_state, transition.gate)

@@ -34,7 +34,7 @@ from psycopg.types.json import Jsonb
 
 from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
-from charter.db.connection import DatabaseTarget
+from charter.db.connection import DatabaseTarget, pool_conninfo
 from charter.dsl.flow import Flow
 from charter.engine.artifacts import problem, stored_version
 from charter.errors import CompiledWorkflowError
@@ -99,6 +99,7 @@ class Worker:
         )
         self._completer: Completer | None = None
         self._verdicts: dict[str, CompiledWorkflowError | None] = {}  # by version id
+        self.heartbeat_errors = 0
         self.ready = threading.Event()  # set once registered, for whoever waits on another thread
         self.executor.on_slot_freed = self._slot_freed.set
 
@@ -274,7 +275,7 @@ class Worker:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    self.target.url, autocommit=True
+                    pool_conninfo(self.target, "charter-worker-listener"), autocommit=True
                 ) as conn:
                     await conn.execute("LISTEN charter_tasks")
                     backoff.reset()
@@ -284,6 +285,9 @@ class Worker:
                             self._wake.set()
             except RETRYABLE_DB_ERRORS as exc:
                 await backoff.sleep("listening for new tasks", exc, None)
+            except Exception:  # never stop listening silently: polling alone is slower
+                log.exception("the listener failed; starting it again")
+                await backoff.sleep("listening for new tasks", RuntimeError("listener"), None)
 
     async def _heartbeat(self) -> None:
         interval = max(self.settings.lease_seconds / 3, 0.5)
@@ -304,6 +308,11 @@ class Worker:
             except RETRYABLE_DB_ERRORS as exc:
                 log.warning("heartbeat failed (%s); retrying", short(exc))
                 continue
+            except Exception:
+                # A heartbeat that died would let every lease lapse: log it and go on.
+                self.heartbeat_errors += 1
+                log.exception("heartbeat failed; retrying at the next beat")
+                continue
             still_held = set(held[0]["extend_leases"]) if held else set()
             for task in tasks:
                 if task.id not in still_held and task.id in self._inflight:
@@ -318,6 +327,8 @@ class Worker:
                 await self._call("ensure_partitions", {})
             except RETRYABLE_DB_ERRORS as exc:
                 log.warning("partition upkeep failed (%s); trying again later", short(exc))
+            except Exception:
+                log.exception("partition upkeep failed; trying again later")
 
     async def _register(self) -> None:
         rows = await self._fetch(

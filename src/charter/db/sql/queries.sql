@@ -165,7 +165,7 @@ SELECT charter.store_recompiled(%(version_id)s, %(compiled)s::jsonb);
 -- name: mutate
 SELECT charter.mutate(%(org_id)s, %(action)s, %(document_id)s, %(changes)s::jsonb, %(actor)s,
                       %(entity_type)s, %(expected_version)s, %(reason)s, %(trace_id)s, %(to)s,
-                      %(via)s);
+                      %(via)s, %(node_id)s);
 
 -- name: amend_document
 SELECT charter.amend_document(%(org_id)s, %(document_id)s, %(changes)s::jsonb, %(actor)s,

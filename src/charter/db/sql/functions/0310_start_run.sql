@@ -32,11 +32,13 @@ BEGIN
         END IF;
     ELSE
         SELECT w.current_version_id INTO v_version_id
-          FROM charter.workflows AS w WHERE w.slug = p_flow_slug;
+          FROM charter.workflows AS w
+          JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+         WHERE w.slug = p_flow_slug AND v.definition_kind = 'flow';
     END IF;
     IF v_version_id IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH003',
-            MESSAGE = format('Flow %L is not in the database', p_flow_slug),
+            MESSAGE = format('Flow %L is not in the database (or has no flow version)', p_flow_slug),
             HINT = 'Start a worker for it (charter worker MODULE) or publish it (charter deploy MODULE) first.';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM charter.workflow_versions AS v

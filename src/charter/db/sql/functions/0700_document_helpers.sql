@@ -24,6 +24,20 @@ BEGIN
 END;
 $$;
 
+-- Whether the session is the engine: the schema's owner or a member of charter_worker.
+-- Only the engine may act as the reserved actors or record a change as the workflow's.
+CREATE OR REPLACE FUNCTION charter._is_engine()
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT pg_has_role(session_user, n.nspowner, 'MEMBER')
+           OR pg_has_role(session_user, 'charter_worker', 'MEMBER')
+      FROM pg_catalog.pg_namespace AS n
+     WHERE n.nspname = 'charter'
+$$;
+
 -- An actor as expressions see it ({"id", "roles", "manager", "email", "phone"}): a user of
 -- the org's directory, or the reserved system and service:NAME actors (no roles).
 CREATE OR REPLACE FUNCTION charter._directory_actor(p_org_id text, p_actor text)

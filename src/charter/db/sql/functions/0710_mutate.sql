@@ -25,12 +25,15 @@ $$;
 -- The one write path of business documents (seed 002 K-01). In one transaction: lock the
 -- document; check the actor against the contract's policy; check the edit window of an
 -- update (locked refuses, amend_only writes and forces an amendment event; a declared action
--- is not an edit and may set only its own fields); check expected_version;
--- validate the fields; for a gate, check the transition is legal; write the new version
--- (snapshot + changes), one audit row, and the trigger events in the outbox.
+-- is not an edit and may set only its own fields); check expected_version; validate the
+-- fields; for a gate, check the transition is legal; write the new version (snapshot +
+-- changes), one audit row, and the trigger events in the outbox.
 --   p_action: 'create' (p_document_id optional, p_entity_type required), 'update', a gate
 --   name of the contract (p_to picks the target state when the gate has several), or an
 --   action type the contract declares (it may set only its fields).
+--   p_via / p_node_id: how the change came (api; workflow at a node; system). Only the
+--   engine (the schema owner or a charter_worker member) may act as system or service:NAME
+--   or say it is the workflow; any other caller is recorded as the api.
 -- Returns the document as it is now. Nothing is written when any check fails.
 CREATE OR REPLACE FUNCTION charter.mutate(
     p_org_id text,
@@ -43,7 +46,8 @@ CREATE OR REPLACE FUNCTION charter.mutate(
     p_reason text DEFAULT NULL,
     p_trace_id text DEFAULT NULL,
     p_to text DEFAULT NULL,
-    p_via text DEFAULT 'api'
+    p_via text DEFAULT 'api',
+    p_node_id text DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -53,6 +57,8 @@ AS $$
 DECLARE
     v_org       text := charter._acting_org(p_org_id);
     v_trace     text := coalesce(nullif(p_trace_id, ''), replace(gen_random_uuid()::text, '-', ''));
+    v_engine    boolean := charter._is_engine();
+    v_via       text;
     v_actor     jsonb;
     v_contract  charter.workflow_versions;
     v_doc       charter.documents;
@@ -70,36 +76,66 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'Every mutation needs an actor (a user id of the directory)',
             HINT = 'Pass actor=.';
     END IF;
+    v_via := CASE WHEN v_engine AND p_via IN ('workflow', 'system') THEN p_via ELSE 'api' END;
     v_actor := charter._directory_actor(v_org, p_actor);
+    IF (v_actor->>'reserved')::boolean AND NOT v_engine THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH036',
+            MESSAGE = format('Actor %L is reserved for the engine, and %s is not the engine', p_actor, session_user),
+            HINT = 'Act as a user of the org''s directory; system and service:NAME are for charter''s worker and the schema''s owner.';
+    END IF;
     v_org_data := coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb);
 
     IF p_action = 'create' THEN
         v_contract := charter._current_contract(p_entity_type);
-        v_changes := charter._checked_changes(v_contract.contract, p_changes, NULL, 'create');
         v_new.id := coalesce(p_document_id, gen_random_uuid()::text);
         v_new.org_id := v_org;
         v_new.entity_type := p_entity_type;
         v_new.contract_version_id := v_contract.id;
         v_new.version := 1;
         v_new.state := v_contract.contract #>> '{states,0,id}';
-        v_new.data := v_changes;
-        PERFORM charter._check_policy(v_contract.contract, 'create', v_actor, v_new.data, v_org_data,
+        PERFORM charter._check_policy(v_contract.contract, 'create', v_actor,
+            CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END, v_org_data,
             jsonb_build_object('action', 'create', 'state', v_new.state, 'version', 1));
-        IF EXISTS (SELECT 1 FROM charter.documents AS d WHERE d.id = v_new.id) THEN
-            RAISE EXCEPTION USING ERRCODE = 'CH039',
-                MESSAGE = format('Document %L already exists', v_new.id),
-                HINT = 'Choose another id, or update the existing document.';
-        END IF;
+        v_new.data := charter._checked_changes(v_contract.contract, p_changes, NULL, 'create');
         v_event := 'on_create';
     ELSE
         SELECT * INTO v_doc FROM charter.documents AS d
-         WHERE d.id = p_document_id AND d.org_id = v_org FOR UPDATE;
+         WHERE d.org_id = v_org AND d.id = p_document_id FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH030',
                 MESSAGE = format('Document %L does not exist in org %L', p_document_id, v_org),
                 HINT = 'Check the document id and the client''s org.';
         END IF;
         SELECT * INTO v_contract FROM charter.workflow_versions AS v WHERE v.id = v_doc.contract_version_id;
+        v_kind := CASE
+            WHEN p_action = 'update' THEN 'update'
+            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
+                          WHERE t->>'gate' = p_action) THEN 'gate'
+            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(v_contract.contract->'actions', '[]')) AS a
+                          WHERE a->>'actionType' = p_action) THEN 'action'
+        END;
+        -- Who may do this comes first: a refused actor learns nothing more of the document.
+        PERFORM charter._check_policy(v_contract.contract, p_action, v_actor,
+            v_doc.data || CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
+            v_org_data, jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
+        IF v_kind IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH035',
+                MESSAGE = format('%L is neither update, a gate nor an action of the %s contract', p_action, v_doc.entity_type),
+                HINT = format('Gates: %s; actions: %s.',
+                    (SELECT string_agg(DISTINCT t->>'gate', ', ') FROM jsonb_array_elements(v_contract.contract->'transitions') AS t),
+                    coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract.contract->'actions') AS a), 'none'));
+        END IF;
+        IF v_kind = 'update' THEN
+            v_window := charter._edit_window(v_contract.contract, v_doc);
+            IF v_window = 'locked' THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH034',
+                    MESSAGE = format('Document %L is locked (state %L%s): it cannot be edited', v_doc.id, v_doc.state,
+                        coalesce(' at workflow node ' || (SELECT string_agg(n, ', ') FROM charter.workflow_instances AS i,
+                            unnest(i.current_nodes) AS n WHERE i.org_id = v_org AND i.document_id = v_doc.id
+                            AND i.status IN ('running', 'paused')), '')),
+                    HINT = 'Amend it instead (documents.amend creates a new document that goes through the lifecycle again).';
+            END IF;
+        END IF;
         IF p_expected_version IS NOT NULL AND p_expected_version <> v_doc.version THEN
             RAISE EXCEPTION USING ERRCODE = 'CH031',
                 MESSAGE = format('Document %L is at version %s, not %s: someone changed it meanwhile',
@@ -108,23 +144,13 @@ BEGIN
         END IF;
         v_new := v_doc;
         v_new.version := v_doc.version + 1;
-        v_new.updated_at := now();
-        v_kind := CASE
-            WHEN p_action = 'update' THEN 'update'
-            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
-                          WHERE t->>'gate' = p_action) THEN 'gate'
-            WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(v_contract.contract->'actions', '[]')) AS a
-                          WHERE a->>'actionType' = p_action) THEN 'action'
-        END;
-        IF v_kind IS NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'CH035',
-                MESSAGE = format('%L is neither update, a gate nor an action of the %s contract', p_action, v_doc.entity_type),
-                HINT = format('Gates: %s; actions: %s.',
-                    (SELECT string_agg(DISTINCT t->>'gate', ', ') FROM jsonb_array_elements(v_contract.contract->'transitions') AS t),
-                    coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract.contract->'actions') AS a), 'none'));
-        END IF;
 
         IF v_kind = 'gate' THEN
+            IF p_changes IS NOT NULL AND p_changes <> '{}'::jsonb THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH032',
+                    MESSAGE = format('A transition through gate %L changes no fields', p_action),
+                    HINT = 'Update the document first, then pass the gate.';
+            END IF;
             SELECT coalesce(jsonb_agg(t), '[]'::jsonb) INTO v_targets
               FROM jsonb_array_elements(v_contract.contract->'transitions') AS t
              WHERE t->>'gate' = p_action AND t->>'from' = v_doc.state
@@ -142,13 +168,7 @@ BEGIN
                           WHERE t->>'from' = v_doc.state), 'none'));
             END IF;
             v_target := v_targets->0;
-            IF p_changes IS NOT NULL AND p_changes <> '{}'::jsonb THEN
-                RAISE EXCEPTION USING ERRCODE = 'CH032',
-                    MESSAGE = format('A transition through gate %L changes no fields', p_action),
-                    HINT = 'Update the document first, then pass the gate.';
-            END IF;
             v_new.state := v_target->>'to';
-            v_changes := '{}'::jsonb;
             v_event := 'on_lifecycle_transition';
             v_payload := jsonb_build_object('gate', p_action, 'from', v_doc.state, 'to', v_new.state,
                                             'label', v_target->'label');
@@ -158,34 +178,27 @@ BEGIN
                     SELECT a->'fields' FROM jsonb_array_elements(v_contract.contract->'actions') AS a
                      WHERE a->>'actionType' = p_action) END,
                 CASE WHEN v_kind = 'action' THEN format('action %s', p_action) ELSE 'update' END);
-            -- Edit windows govern edits; an action the contract declares is a business step
-            -- of its own (posting an approved invoice) that may set only its fields.
-            v_window := CASE WHEN v_kind = 'update' THEN charter._edit_window(v_contract.contract, v_doc) END;
-            IF v_window = 'locked' THEN
-                RAISE EXCEPTION USING ERRCODE = 'CH034',
-                    MESSAGE = format('Document %L is locked (state %L%s): it cannot be edited', v_doc.id, v_doc.state,
-                        coalesce(' at workflow node ' || (SELECT string_agg(n, ', ') FROM charter.workflow_instances AS i,
-                            unnest(i.current_nodes) AS n WHERE i.org_id = v_org AND i.document_id = v_doc.id
-                            AND i.status IN ('running', 'paused')), '')),
-                    HINT = 'Amend it instead (documents.amend creates a new document that goes through the lifecycle again).';
-            END IF;
             v_new.data := v_doc.data || v_changes;
             v_event := 'on_mutation';
             v_payload := jsonb_build_object('action', p_action, 'fields',
                 (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]'::jsonb) FROM jsonb_object_keys(v_changes) AS k));
         END IF;
-        PERFORM charter._check_policy(v_contract.contract, p_action, v_actor, v_new.data, v_org_data,
-            jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
     END IF;
 
     IF v_new.version = 1 THEN
-        INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data)
-        VALUES (v_new.id, v_new.org_id, v_new.entity_type, v_new.contract_version_id, 1, v_new.state, v_new.data)
-        RETURNING * INTO v_new;
+        BEGIN
+            INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data)
+            VALUES (v_new.id, v_new.org_id, v_new.entity_type, v_new.contract_version_id, 1, v_new.state, v_new.data)
+            RETURNING * INTO v_new;
+        EXCEPTION WHEN unique_violation THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH039',
+                MESSAGE = format('Document %L already exists in org %L', v_new.id, v_org),
+                HINT = 'Choose another id, or update the existing document.';
+        END;
     ELSE
         UPDATE charter.documents
            SET version = v_new.version, state = v_new.state, data = v_new.data, updated_at = now()
-         WHERE id = v_new.id
+         WHERE org_id = v_org AND id = v_new.id
         RETURNING * INTO v_new;
     END IF;
     v_changes := charter._field_changes(CASE WHEN v_doc.id IS NULL THEN '{}'::jsonb ELSE v_doc.data END, v_new.data);
@@ -195,11 +208,10 @@ BEGIN
     INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
     VALUES (v_new.id, v_new.version, v_org, v_new.state, v_new.data, v_changes, p_action, p_actor);
     INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action, actor, run_as,
-                                        via, reason, changes, trace_id)
+                                        via, node_id, reason, changes, trace_id)
     VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, p_action, p_actor,
             CASE WHEN (v_actor->>'reserved')::boolean THEN p_actor ELSE 'actor' END,
-            CASE WHEN p_via IN ('api', 'workflow', 'system') THEN p_via ELSE 'api' END,
-            p_reason, v_changes, v_trace);
+            v_via, CASE WHEN v_via = 'workflow' THEN p_node_id END, p_reason, v_changes, v_trace);
     PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
                                 v_payload || jsonb_build_object('actor', p_actor), v_trace);
     IF v_window = 'amend_only' THEN

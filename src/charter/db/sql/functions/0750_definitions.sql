@@ -113,15 +113,37 @@ DECLARE
     v_patches  text := format('org:%s:%s', charter._acting_org(p_org_id), p_entity_type);
     v_slug     text := format('effective:%s:%s', charter._acting_org(p_org_id), p_entity_type);
     v_current  charter.workflow_versions;
+    v_envelope charter.workflow_versions;
+    v_loosened text;
     v_patch_id text;
     v_id       text;
     v_number   integer;
 BEGIN
-    PERFORM charter._current_contract(p_entity_type);
+    v_envelope := charter._current_contract(p_entity_type);
     IF p_compiled->>'hash' IS NULL OR p_compiled->>'entityType' IS DISTINCT FROM p_entity_type THEN
         RAISE EXCEPTION USING ERRCODE = 'CH020',
             MESSAGE = format('Not a compiled effective workflow of %L', p_entity_type),
             HINT = 'Publish with client.definitions.publish(contract, org_definition).';
+    END IF;
+    IF (p_base_ref->>'envelopeVersion')::numeric IS DISTINCT FROM (v_envelope.contract->>'version')::numeric
+       OR p_compiled->'envelopeVersion' IS DISTINCT FROM v_envelope.contract->'version' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH032',
+            MESSAGE = format('The org definition is for envelope version %s of %L, but version %s is published',
+                             p_base_ref->>'envelopeVersion', p_entity_type, v_envelope.contract->>'version'),
+            HINT = 'Set baseRef.envelopeVersion to the published contract''s version and compile again.';
+    END IF;
+    -- An org may tighten edit windows, never loosen them (WF-06): every node of the published
+    -- envelope keeps at least its window in the effective workflow.
+    SELECT e.key INTO v_loosened
+      FROM jsonb_each_text(v_envelope.compiled->'editWindows') AS e
+     WHERE coalesce(array_position(ARRAY['editable', 'amend_only', 'locked'],
+                                   p_compiled #>> ARRAY['editWindows', e.key]), 0)
+           < array_position(ARRAY['editable', 'amend_only', 'locked'], e.value)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH032',
+            MESSAGE = format('The effective workflow loosens or drops the edit window of %L', v_loosened),
+            HINT = 'Compile the org definition with charter''s compiler: windows may only get stricter.';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_patches));
     PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
@@ -170,9 +192,10 @@ BEGIN
 END;
 $$;
 
--- Archives an org definition (a draft or a published patch) or an effective version of
--- the calling org. Archiving the current effective workflow makes the newest other
--- published one current, or none (the bare envelope then applies).
+-- Archives an org definition (a draft or a published patch, with the effective workflows
+-- compiled from it) or an effective version of the calling org. When the current effective
+-- workflow is archived, the newest other published one becomes current, or none (the bare
+-- envelope then applies).
 CREATE OR REPLACE FUNCTION charter.archive_definition(p_org_id text, p_version_id text)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -190,16 +213,20 @@ BEGIN
             MESSAGE = format('Version %L is not an org definition of org %L', p_version_id, v_org),
             HINT = 'Archive versions that client.definitions returned for this org.';
     END IF;
-    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_version.workflow_slug));
+    PERFORM pg_advisory_xact_lock(charter._lock_key('flow', format('effective:%s:%s', v_org, v_version.entity_type)));
+    -- Archiving a published org patch archives the effective workflows compiled from it.
     UPDATE charter.workflow_versions SET status = 'archived', updated_at = now()
-     WHERE id = v_version.id AND status <> 'archived';
+     WHERE status <> 'archived'
+       AND (id = v_version.id OR id IN (SELECT p.version_id FROM charter.workflow_version_parents AS p
+                                         WHERE p.parent_version_id = v_version.id));
     UPDATE charter.workflows AS w
        SET current_version_id = (
                SELECT v.id FROM charter.workflow_versions AS v
                 WHERE v.workflow_slug = w.slug AND v.status = 'published'
                 ORDER BY v.version DESC LIMIT 1),
            updated_at = now()
-     WHERE w.slug = v_version.workflow_slug AND w.current_version_id = v_version.id;
+     WHERE w.slug = format('effective:%s:%s', v_org, v_version.entity_type)
+       AND w.current_version_id IN (SELECT v.id FROM charter.workflow_versions AS v WHERE v.status = 'archived');
     RETURN jsonb_build_object('status', 'archived', 'versionId', v_version.id,
                               'version', v_version.version, 'hash', v_version.compiled_hash,
                               'kind', v_version.definition_kind);

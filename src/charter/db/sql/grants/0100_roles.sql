@@ -16,7 +16,8 @@ GRANT EXECUTE ON FUNCTION
     charter.register_worker, charter.refresh_worker_versions, charter.claim_tasks,
     charter.complete_task, charter.complete_tasks, charter.fail_task, charter.fail_tasks,
     charter.extend_leases, charter.worker_stopped, charter.ensure_partitions,
-    charter.check_flow, charter.schema_state, charter.version_artifacts
+    charter.check_flow, charter.schema_state, charter.version_artifacts,
+    charter.mutate, charter.amend_document, charter.get_document, charter.current_definition
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.

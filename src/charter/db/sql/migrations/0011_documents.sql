@@ -69,7 +69,7 @@ CREATE TABLE charter.documents (
     amended_from        text,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT documents_pkey PRIMARY KEY (id),
+    CONSTRAINT documents_pkey PRIMARY KEY (org_id, id),
     CONSTRAINT documents_contract_fkey FOREIGN KEY (contract_version_id)
         REFERENCES charter.workflow_versions (id),
     CONSTRAINT document_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
@@ -82,7 +82,7 @@ COMMENT ON TABLE charter.documents IS
 
 CREATE INDEX documents_org_entity_state_idx
     ON charter.documents (org_id, entity_type, state, updated_at DESC, id DESC);
-CREATE INDEX documents_amended_from_idx ON charter.documents (amended_from)
+CREATE INDEX documents_amended_from_idx ON charter.documents (org_id, amended_from)
     WHERE amended_from IS NOT NULL;
 
 CREATE TABLE charter.document_versions (
@@ -95,7 +95,7 @@ CREATE TABLE charter.document_versions (
     action      text        NOT NULL,
     actor       text        NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT document_versions_pkey PRIMARY KEY (document_id, version)
+    CONSTRAINT document_versions_pkey PRIMARY KEY (org_id, document_id, version)
 );
 
 COMMENT ON TABLE charter.document_versions IS
@@ -111,6 +111,7 @@ CREATE TABLE charter.document_audit (
     actor       text        NOT NULL,
     run_as      text        NOT NULL,
     via         text        NOT NULL,
+    node_id     text,
     reason      text,
     changes     jsonb       NOT NULL,
     trace_id    text        NOT NULL,
@@ -120,9 +121,9 @@ CREATE TABLE charter.document_audit (
 );
 
 COMMENT ON TABLE charter.document_audit IS
-    'One row per mutation: who (actor, run_as), what (action, changes), when (at), where (org), which (document, version), why (reason), how (via) and under which trace (append-only).';
+    'One row per mutation: who (actor, run_as), what (action, changes), when (at), where (org), which (document, version), why (reason), how (via, and the workflow node) and under which trace (append-only).';
 
-CREATE INDEX document_audit_document_idx ON charter.document_audit (document_id, id);
+CREATE INDEX document_audit_document_idx ON charter.document_audit (org_id, document_id, id);
 
 -- The events outbox: what mutate() tells the engine, partitioned by month like the evidence.
 CREATE SEQUENCE charter.document_events_id_seq AS bigint;

@@ -9,7 +9,7 @@ CREATE TABLE charter.documents (
     amended_from        text,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT documents_pkey PRIMARY KEY (id),
+    CONSTRAINT documents_pkey PRIMARY KEY (org_id, id),
     CONSTRAINT documents_contract_fkey FOREIGN KEY (contract_version_id)
         REFERENCES charter.workflow_versions (id),
     CONSTRAINT document_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
@@ -22,5 +22,5 @@ COMMENT ON TABLE charter.documents IS
 
 CREATE INDEX documents_org_entity_state_idx
     ON charter.documents (org_id, entity_type, state, updated_at DESC, id DESC);
-CREATE INDEX documents_amended_from_idx ON charter.documents (amended_from)
+CREATE INDEX documents_amended_from_idx ON charter.documents (org_id, amended_from)
     WHERE amended_from IS NOT NULL;

@@ -8,7 +8,7 @@ CREATE TABLE charter.document_versions (
     action      text        NOT NULL,
     actor       text        NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT document_versions_pkey PRIMARY KEY (document_id, version)
+    CONSTRAINT document_versions_pkey PRIMARY KEY (org_id, document_id, version)
 );
 
 COMMENT ON TABLE charter.document_versions IS

@@ -8,6 +8,7 @@ CREATE TABLE charter.document_audit (
     actor       text        NOT NULL,
     run_as      text        NOT NULL,
     via         text        NOT NULL,
+    node_id     text,
     reason      text,
     changes     jsonb       NOT NULL,
     trace_id    text        NOT NULL,
@@ -17,6 +18,6 @@ CREATE TABLE charter.document_audit (
 );
 
 COMMENT ON TABLE charter.document_audit IS
-    'One row per mutation: who (actor, run_as), what (action, changes), when (at), where (org), which (document, version), why (reason), how (via) and under which trace (append-only).';
+    'One row per mutation: who (actor, run_as), what (action, changes), when (at), where (org), which (document, version), why (reason), how (via, and the workflow node) and under which trace (append-only).';
 
-CREATE INDEX document_audit_document_idx ON charter.document_audit (document_id, id);
+CREATE INDEX document_audit_document_idx ON charter.document_audit (org_id, document_id, id);
