@@ -244,8 +244,10 @@ def put_user(
     email: str | None,
     phone: str | None,
 ) -> Operation[DirectoryUser]:
-    if isinstance(roles, str) or not all(isinstance(r, str) for r in roles):
-        raise ArgumentError(f"roles must be a list of role names, not {roles!r:.80}.")
+    if isinstance(roles, str | bytes) or not isinstance(roles, Sequence):
+        raise ArgumentError(f"roles must be a list of role names, not {shown(roles, 80)}.")
+    if not all(isinstance(r, str) for r in roles):
+        raise ArgumentError(f"roles must be a list of role names, not {shown(roles, 80)}.")
     params = {
         "org_id": org_id,
         "user_id": text_argument(user_id, "user id"),

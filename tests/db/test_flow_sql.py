@@ -318,3 +318,33 @@ def test_step_options_may_be_tuned_in_place_without_a_new_version(conn):
     assert ensure_flow_compiled(conn, analyze_site(), "production").status == "verified"
     tuned = _shape_in_db(conn, "analyze_site")["steps"][0]
     assert (tuned["slug"], tuned["options"]["timeout"]) == ("fetch", 5)
+
+
+@pytest.mark.parametrize("how", ["production", "development", "deploy"])
+def test_runs_of_the_old_shape_survive_a_changed_shape_in_every_mode(conn, how):
+    from ..engine import claim, complete, handle, run_row, start
+
+    old = analyze_site()
+    first = ensure_flow_compiled(conn, old, "production")
+    running = start(conn, "analyze_site", {"pages": ["a"]})
+    finished = start(conn, "analyze_site", {"pages": []})
+    [task] = [t for t in claim(conn, ["analyze_site"]) if t.run_id == finished]
+    complete(conn, task, handle(old, task))
+    before = {rid: run_row(conn, rid) for rid in (running, finished)}
+    changed = flow_from_shape("analyze_site", _steps(("fetch", "single", ())))
+    if how == "deploy":
+        result = deploy_flow(conn, changed)
+    else:
+        result = ensure_flow_compiled(conn, changed, how)
+    assert (
+        result.status
+        == {"production": "mismatch", "development": "recompiled", "deploy": "deployed"}[how]
+    )
+    for rid, row in before.items():
+        after = run_row(conn, rid)
+        assert after["versionId"] == first.version_id == row["versionId"]
+        assert after["status"] == row["status"] and after["steps"] == row["steps"]
+    versions = conn.execute(
+        "SELECT count(*) FROM charter.workflow_versions WHERE workflow_slug = 'analyze_site'"
+    ).fetchone()[0]
+    assert versions == (1 if how == "production" else 2)
