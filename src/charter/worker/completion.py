@@ -1,7 +1,8 @@
 """Recording finished tasks: group completion, and nothing that can stop it silently.
 
 Outcomes queue up while handlers run; the completion loop takes everything queued and
-records it in one transaction (``complete_tasks`` + ``fail_tasks``). A lost connection is
+records it in one call and one transaction (``record_outcomes``, which locks the group's
+runs in one order, so two workers cannot deadlock). A lost connection is
 retried with backoff. Any other error is logged and narrowed down: a batch is retried one
 outcome at a time, and an outcome the database refuses fails its attempt with the reason,
 so one bad result never holds up the others and the loop never dies.
@@ -113,37 +114,20 @@ class Completer:
     async def record(self, batch: list[Outcome]) -> None:
         done = [o for o in batch if o.succeeded]
         failed = [o for o in batch if not o.succeeded]
-        pool = await self.store.pool()
-        async with pool.connection() as conn, conn.transaction():
-            if done:
-                await self.store.execute(
-                    _call(
-                        "complete_tasks",
-                        {
-                            "task_ids": [o.task.id for o in done],
-                            "tokens": [o.task.token for o in done],
-                            "outputs": [o.output for o in done],
-                            "worker_id": self.worker_id,
-                            "costs": [o.cost for o in done],
-                        },
-                    ),
-                    conn,
-                )
-            if failed:
-                await self.store.execute(
-                    _call(
-                        "fail_tasks",
-                        {
-                            "task_ids": [o.task.id for o in failed],
-                            "tokens": [o.task.token for o in failed],
-                            "errors": [json_text(o.error, "error") for o in failed],
-                            "permanent": [o.permanent for o in failed],
-                            "worker_id": self.worker_id,
-                            "costs": [o.cost for o in failed],
-                        },
-                    ),
-                    conn,
-                )
+        await self.store.execute(
+            _call(
+                "record_outcomes",
+                {
+                    "task_ids": [o.task.id for o in batch],
+                    "tokens": [o.task.token for o in batch],
+                    "outputs": [o.output for o in batch],
+                    "errors": [None if o.succeeded else json_text(o.error, "error") for o in batch],
+                    "permanent": [o.permanent for o in batch],
+                    "worker_id": self.worker_id,
+                    "costs": [o.cost for o in batch],
+                },
+            )
+        )
         self.completed += len(done)
         self.failed += len(failed)
         for outcome in batch:

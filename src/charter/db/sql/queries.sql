@@ -97,6 +97,11 @@ SELECT task_id, outcome
   FROM charter.fail_tasks(%(task_ids)s, %(tokens)s, %(errors)s::jsonb[], %(permanent)s, %(worker_id)s,
                           %(costs)s::numeric[]);
 
+-- name: record_outcomes
+SELECT task_id, outcome
+  FROM charter.record_outcomes(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(errors)s::jsonb[],
+                               %(permanent)s, %(worker_id)s, %(costs)s::numeric[]);
+
 -- name: extend_leases
 SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
 
