@@ -12,7 +12,8 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -150,3 +151,28 @@ def empty_db_url(databases: DatabaseFactory) -> Iterator[str]:
 def conn(db_url: str) -> Iterator[psycopg.Connection[Any]]:
     with psycopg.connect(db_url, autocommit=True) as connection:
         yield connection
+
+
+@pytest.fixture
+def login(db_url) -> Iterator[Callable[[str | None], str]]:
+    """Makes login roles that are members of one charter role; dropped afterwards."""
+    made: list[str] = []
+
+    def make(member_of: str | None) -> str:
+        name = f"charter_t_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute(f'CREATE ROLE "{name}" LOGIN')
+            if member_of:
+                conn.execute(f'GRANT "{member_of}" TO "{name}"')
+            dbname = conninfo.conninfo_to_dict(db_url)["dbname"]
+            conn.execute(f'GRANT CONNECT ON DATABASE "{dbname}" TO "{name}"')
+        made.append(name)
+        params = conninfo.conninfo_to_dict(db_url)
+        params["user"] = name
+        return conninfo.make_conninfo("", **params)
+
+    yield make
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for name in made:
+            conn.execute(f'DROP OWNED BY "{name}"')
+            conn.execute(f'DROP ROLE "{name}"')

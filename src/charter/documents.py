@@ -24,7 +24,7 @@ from charter.dsl.slots import OrgWorkflowDefinition
 from charter.errors import ArgumentError
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
-from charter.store import Call, Operation, first_json, first_value, json_rows, single
+from charter.store import Call, Operation, first_json, first_value, json_rows
 
 
 @dataclass(frozen=True)
@@ -298,16 +298,14 @@ def _user(data: dict[str, Any]) -> DirectoryUser:
 # -- definitions -------------------------------------------------------------------------
 
 
-def publish(
-    org_id: str, contract: EntityContract | dict[str, Any], org_definition: Any | None
-) -> Operation[Published]:
-    """The contract with its envelope; with an org definition, also the org's effective
-    workflow, compiled against the envelope its baseRef names."""
-    entity = (
-        contract if isinstance(contract, EntityContract) else EntityContract.from_json(contract)
-    )
+def publish_contract(contract: EntityContract | dict[str, Any]) -> Operation[dict[str, Any]]:
+    """The contract with its generated envelope and compiled artifact; the same again is
+    ``verified``. Returns the stored version as SQL reports it."""
+    entity = contract
+    if not isinstance(entity, EntityContract):
+        entity = EntityContract.from_json(contract)
     envelope = generate_envelope(entity)
-    stored = yield Call(
+    stored: dict[str, Any] = yield Call(
         "publish_contract",
         {
             "contract": Jsonb(entity.stored_json()),
@@ -317,10 +315,22 @@ def publish(
         first_json,
         what=f"publishing the contract of {entity.entity_type}",
     )
+    return stored
+
+
+def publish(
+    org_id: str, contract: EntityContract | dict[str, Any], org_definition: Any | None
+) -> Operation[Published]:
+    """The contract with its envelope; with an org definition, also the org's effective
+    workflow, compiled against the envelope its baseRef names."""
+    entity = contract
+    if not isinstance(entity, EntityContract):
+        entity = EntityContract.from_json(contract)
+    stored = yield from publish_contract(entity)
     if org_definition is None:
         return published(stored)
     definition = OrgWorkflowDefinition.from_json(org_definition)
-    compiled = compile_effective(envelope, definition.to_json())
+    compiled = compile_effective(generate_envelope(entity), definition.to_json())
     result = yield Call(
         "publish_org_definition",
         {
@@ -358,4 +368,4 @@ def current(org_id: str, entity_type: str) -> Operation[Published]:
     return published((yield Call("current_definition", params, first_json)))
 
 
-__all__ = ["AuditEntry", "DirectoryUser", "Document", "Published", "single"]
+__all__ = ["AuditEntry", "DirectoryUser", "Document", "Published"]

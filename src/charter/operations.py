@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
 from charter.canonical import canonical_hash
-from charter.compiler.flows import compile_flow, extract_flow_shape
+from charter.compiler.flows import extract_flow_shape
 from charter.dsl.flow import Flow
+from charter.engine.flows import check_call, ensure_call
 from charter.engine.inputs import run_input_json
 from charter.engine.runs import Run, run_from_json
 from charter.engine.workers import QueueEntry, WorkerInfo, queue_entry, worker_info
@@ -35,7 +34,7 @@ from charter.errors import (
     RunWaitTimeoutError,
 )
 from charter.payloads import json_text, shown
-from charter.store import Call, Listen, Operation, first_json, first_value, json_rows, single
+from charter.store import Call, Listen, Operation, first_json, first_value, json_rows
 from charter.vocabulary import RunStatus
 
 _POLL_S = 1.0  # a missed notice costs at most this long
@@ -253,30 +252,20 @@ def _ensure(state: ClientState, flow: Flow | str, version_id: str | None) -> Ope
     key = (flow.slug, canonical_hash(shape))
     if key in state.verified:
         return flow.slug
-    result = yield Call("check_flow", {"slug": flow.slug, "shape": Jsonb(shape)}, first_json)
-    if result["status"] == "missing":
-        compile_call = Call(
-            "ensure_flow_compiled",
-            {
-                "slug": flow.slug,
-                "shape": Jsonb(shape),
-                "mode": "production",  # a client never publishes a changed shape
-                "compiled": Jsonb(compile_flow(flow)),
-            },
-            first_json,
-            what=f"compiling flow '{flow.slug}'",
-        )
+    result = yield check_call(flow)
+    if result.status == "missing":
         try:
-            result = yield compile_call
+            # A client compiles a missing flow but never publishes a changed shape.
+            result = yield ensure_call(flow, "production")
         except PermissionDeniedError:
             raise FlowNotFoundError(
                 f"Flow '{flow.slug}' is not in the database, and this database role may not "
                 "publish flows. Publish it as the schema's owner (`charter deploy MODULE`) "
                 "first."
             ) from None
-    if result["status"] == "mismatch":
-        raise _mismatch(flow, list(result["differences"]))
-    if result["status"] == "verified":  # one just compiled might yet be rolled back
+    if result.status == "mismatch":
+        raise _mismatch(flow, result.differences)
+    if result.status == "verified":  # one just compiled might yet be rolled back
         state.verified.add(key)
     return flow.slug
 
@@ -374,4 +363,4 @@ def _wait_timeout(
     return RunWaitTimeoutError(message + "The runs go on; wait again or check `charter status`.")
 
 
-__all__ = ["ClientState", "single"]
+__all__ = ["ClientState"]

@@ -248,6 +248,8 @@ class Store(_StoreBase):
                 time.sleep(delay)
 
     def pool(self) -> ConnectionPool:
+        if self._pool is not None:  # every call comes here: no lock once it exists
+            return self._pool
         with self._lock:
             if self._pool is None:
                 with db.connect(self.target) as conn:  # clear errors before the pool tries
@@ -328,6 +330,8 @@ class AsyncStore(_StoreBase):
                 await asyncio.sleep(delay)
 
     async def pool(self) -> AsyncConnectionPool:
+        if self._pool is not None:  # every call comes here: no lock once it exists
+            return self._pool
         async with self._lock:
             if self._pool is None:
                 await asyncio.to_thread(self._prepare)

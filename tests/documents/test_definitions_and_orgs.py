@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import copy
-import uuid
 from typing import Any
 
 import psycopg
 import pytest
-from psycopg import conninfo
 
 from charter import Client
 from charter.cli import main
@@ -128,18 +126,8 @@ def test_two_orgs_in_one_transaction_are_refused(acme, db_url):
 
 
 @pytest.fixture
-def app_login(db_url):
-    name = f"charter_t_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute(f'CREATE ROLE "{name}" LOGIN IN ROLE charter_app')
-        dbname = conninfo.conninfo_to_dict(db_url)["dbname"]
-        conn.execute(f'GRANT CONNECT ON DATABASE "{dbname}" TO "{name}"')
-    params = conninfo.conninfo_to_dict(db_url)
-    params["user"] = name
-    yield conninfo.make_conninfo("", **params)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute(f'DROP OWNED BY "{name}"')
-        conn.execute(f'DROP ROLE "{name}"')
+def app_login(login):
+    return login("charter_app")
 
 
 def test_row_level_security_shows_the_app_role_only_its_orgs_rows(acme, db_url, app_login):

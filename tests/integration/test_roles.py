@@ -6,12 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import uuid
-from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
-from psycopg import conninfo
 
 from charter import Client, Flow
 from charter.errors import FlowNotFoundError, PermissionDeniedError, SchemaNotCurrentError
@@ -26,31 +23,6 @@ def _flow() -> Flow:
     first = flow.step(slug="first")(lambda run: run + 1)
     flow.step(slug="second", depends_on=[first])(lambda first: first * 2)
     return flow
-
-
-@pytest.fixture
-def login(db_url) -> Iterator[Callable[[str | None], str]]:
-    """Makes login roles that are members of one charter role; dropped afterwards."""
-    made: list[str] = []
-
-    def make(member_of: str | None) -> str:
-        name = f"charter_t_{uuid.uuid4().hex[:10]}"
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            conn.execute(f'CREATE ROLE "{name}" LOGIN')
-            if member_of:
-                conn.execute(f'GRANT "{member_of}" TO "{name}"')
-            dbname = conninfo.conninfo_to_dict(db_url)["dbname"]
-            conn.execute(f'GRANT CONNECT ON DATABASE "{dbname}" TO "{name}"')
-        made.append(name)
-        params = conninfo.conninfo_to_dict(db_url)
-        params["user"] = name
-        return conninfo.make_conninfo("", **params)
-
-    yield make
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for name in made:
-            conn.execute(f'DROP OWNED BY "{name}"')
-            conn.execute(f'DROP ROLE "{name}"')
 
 
 FORBIDDEN = [

@@ -73,7 +73,8 @@ class HandlerSpec:
         except pydantic.ValidationError as exc:
             raise StepOutputError(
                 f"{self.where} returned a value that does not match its return type "
-                f"{_type_name(self.returns)}: {_summary(exc)}. Fix the handler or its hint."
+                f"{_type_name(self.returns)}: {validation_summary(exc)}. Fix the handler or "
+                "its hint."
             ) from None
         return value
 
@@ -91,7 +92,7 @@ class HandlerSpec:
             source = "the run input" if name == RUN else f"the input '{name}'"
             raise StepInputError(
                 f"{self.where}: {source} does not match the type hint "
-                f"{_type_name(self.hints[name])}: {_summary(exc)}."
+                f"{_type_name(self.hints[name])}: {validation_summary(exc)}."
             ) from None
 
     @cached_property
@@ -191,7 +192,8 @@ def _var_keyword(signature: inspect.Signature) -> str:
     return next(p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD)
 
 
-def _summary(exc: pydantic.ValidationError) -> str:
+def validation_summary(exc: pydantic.ValidationError) -> str:
+    """A pydantic error as one line: the first three problems, where and what."""
     parts = []
     for error in exc.errors()[:3]:
         location = ".".join(str(p) for p in error["loc"]) or "value"

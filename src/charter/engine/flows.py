@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,10 +11,9 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from charter.compiler.flows import compile_flow, extract_flow_shape
-from charter.db.queries import query
-from charter.db.sqlstate import charter_errors
 from charter.dsl.flow import Flow
 from charter.engine.mode import Mode
+from charter.store import Call, first_json, perform
 
 
 @dataclass(frozen=True)
@@ -25,32 +25,42 @@ class CompileResult:
     version: int | None = None
 
 
-def ensure_flow_compiled(conn: psycopg.Connection[Any], flow: Flow, mode: Mode) -> CompileResult:
-    """Make sure the database has exactly this flow; see charter.ensure_flow_compiled.
+def check_call(flow: Flow) -> Call[CompileResult]:
+    """The database's flow against the code's shape, changing nothing (any role)."""
+    params = {"slug": flow.slug, "shape": Jsonb(extract_flow_shape(flow))}
+    return Call("check_flow", params, _parser(flow.slug))
 
-    Returns the result, status ``mismatch`` included (the worker turns that into an error).
-    """
+
+def ensure_call(flow: Flow, mode: Mode) -> Call[CompileResult]:
+    """Make the database hold exactly this flow; see charter.ensure_flow_compiled."""
     params = {
         "slug": flow.slug,
         "shape": Jsonb(extract_flow_shape(flow)),
         "mode": mode,
         "compiled": Jsonb(compile_flow(flow)),
     }
-    with charter_errors():
-        row = conn.execute(query("ensure_flow_compiled"), params).fetchone()
-    return _result(flow.slug, row)
+    return Call("ensure_flow_compiled", params, _parser(flow.slug), what=f"compiling {flow.slug!r}")
 
 
-def deploy_flow(conn: psycopg.Connection[Any], flow: Flow) -> CompileResult:
+def deploy_call(flow: Flow) -> Call[CompileResult]:
     """Publish the flow as a new version if its shape changed (deletes nothing)."""
     params = {
         "slug": flow.slug,
         "shape": Jsonb(extract_flow_shape(flow)),
         "compiled": Jsonb(compile_flow(flow)),
     }
-    with charter_errors():
-        row = conn.execute(query("deploy_flow"), params).fetchone()
-    return _result(flow.slug, row)
+    return Call("deploy_flow", params, _parser(flow.slug), what=f"deploying {flow.slug!r}")
+
+
+def ensure_flow_compiled(conn: psycopg.Connection[Any], flow: Flow, mode: Mode) -> CompileResult:
+    """Make sure the database has exactly this flow; the result may be ``mismatch`` (the
+    worker turns that into an error)."""
+    return perform(conn, ensure_call(flow, mode))
+
+
+def deploy_flow(conn: psycopg.Connection[Any], flow: Flow) -> CompileResult:
+    """Publish the flow as a new version if its shape changed (deletes nothing)."""
+    return perform(conn, deploy_call(flow))
 
 
 def flow_sql(flow: Flow) -> str:
@@ -72,13 +82,15 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _result(slug: str, row: tuple[Any, ...] | None) -> CompileResult:
-    assert row is not None
-    data = row[0]
-    return CompileResult(
-        flow_slug=slug,
-        status=data["status"],
-        version_id=data.get("versionId"),
-        differences=list(data.get("differences") or []),
-        version=data.get("version"),
-    )
+def _parser(slug: str) -> Callable[[list[tuple[Any, ...]]], CompileResult]:
+    def parse(rows: list[tuple[Any, ...]]) -> CompileResult:
+        data = first_json(rows)
+        return CompileResult(
+            flow_slug=slug,
+            status=data["status"],
+            version_id=data.get("versionId"),
+            differences=list(data.get("differences") or []),
+            version=data.get("version"),
+        )
+
+    return parse

@@ -14,7 +14,7 @@ from typing import Any
 import pydantic
 
 from charter.dsl.flow import Flow
-from charter.dsl.handler import RUN
+from charter.dsl.handler import RUN, validation_summary
 from charter.errors import RunInputError
 from charter.payloads import json_text
 
@@ -45,7 +45,7 @@ def _checked(flow: Flow, value: Any) -> Any:
         except pydantic.ValidationError as exc:
             raise RunInputError(
                 f"The run input does not match what step '{step.slug}' of flow '{flow.slug}' "
-                f"takes as run: {_summary(exc)}. Fix the input (nothing was started)."
+                f"takes as run: {validation_summary(exc)}. Fix the input (nothing was started)."
             ) from None
         if not has_dump:
             dumped, has_dump = adapter.dump_python(validated, mode="json"), True
@@ -75,15 +75,7 @@ def _elements(
         except pydantic.ValidationError as exc:
             raise RunInputError(
                 f"Element {index} of the run input does not match what step '{slug}' of flow "
-                f"'{flow.slug}' takes: {_summary(exc)}. Fix the input (nothing was started)."
+                f"'{flow.slug}' takes: {validation_summary(exc)}. Fix the input (nothing was "
+                "started)."
             ) from None
     return dumped
-
-
-def _summary(exc: pydantic.ValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:3]:
-        location = ".".join(str(p) for p in error["loc"]) or "value"
-        parts.append(f"{location}: {error['msg']}")
-    more = exc.error_count() - 3
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

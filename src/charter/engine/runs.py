@@ -1,9 +1,4 @@
-"""Runs as Python sees them, and the I/O-free half of every client call.
-
-Each client operation is a named query with its parameters plus a function that turns the
-row into a result; :mod:`charter.client` runs them on a sync or an async connection, so the
-logic is written once.
-"""
+"""Runs as Python sees them: ``Run`` and ``StepInfo``, read from ``charter.get_run``."""
 
 from __future__ import annotations
 

@@ -6,14 +6,12 @@ import logging
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
-from charter.compiler.flows import extract_flow_shape
 from charter.dsl.flow import Flow
-from charter.engine.flows import CompileResult, deploy_flow, ensure_flow_compiled
+from charter.engine.flows import CompileResult, check_call, deploy_flow, ensure_flow_compiled
 from charter.engine.mode import Mode
 from charter.errors import FlowNotFoundError, FlowShapeMismatchError, PermissionDeniedError
-from charter.store import Call, first_value, perform
+from charter.store import perform
 
 log = logging.getLogger("charter.worker")
 
@@ -78,14 +76,11 @@ def check_published(
         )
     missing, mismatched = [], []
     for flow in flows:
-        params = {"slug": flow.slug, "shape": Jsonb(extract_flow_shape(flow))}
-        result = perform(conn, Call("check_flow", params, first_value))
-        if result["status"] == "missing":
+        result = perform(conn, check_call(flow))
+        if result.status == "missing":
             missing.append(flow.slug)
-        elif result["status"] == "mismatch":
-            mismatched.append(
-                CompileResult(flow.slug, "mismatch", result["versionId"], result["differences"])
-            )
+        elif result.status == "mismatch":
+            mismatched.append(result)
     if missing:
         names = ", ".join(f"'{slug}'" for slug in missing)
         raise FlowNotFoundError(f"Flows {names} are not published in this database. {fix}")

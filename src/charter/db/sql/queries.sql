@@ -45,9 +45,6 @@ SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(v
 -- name: get_run
 SELECT charter.get_run(%(run_id)s);
 
--- name: run_status
-SELECT r.status FROM charter.runs AS r WHERE r.id = %(run_id)s;
-
 -- name: cancel_run
 SELECT charter.cancel_run(%(run_id)s);
 
@@ -86,16 +83,6 @@ SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_toke
        idempotency_key, timeout_seconds,
        jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item)::text AS payload
   FROM charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
-
--- name: complete_tasks
-SELECT task_id, outcome
-  FROM charter.complete_tasks(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(worker_id)s,
-                              %(costs)s::numeric[]);
-
--- name: fail_tasks
-SELECT task_id, outcome
-  FROM charter.fail_tasks(%(task_ids)s, %(tokens)s, %(errors)s::jsonb[], %(permanent)s, %(worker_id)s,
-                          %(costs)s::numeric[]);
 
 -- name: record_outcomes
 SELECT task_id, outcome
@@ -154,9 +141,6 @@ SELECT charter.update_invocation(%(invocation_id)s::text, %(status)s::text, %(en
 
 -- name: workflow_lineage
 SELECT charter.workflow_lineage(%(version_id)s);
-
--- name: publish_envelope
-SELECT charter.publish_envelope(%(entity_type)s::text, %(envelope)s::jsonb, %(compiled)s::jsonb);
 
 -- name: eval_expr
 SELECT charter.eval_expr(%(compiled)s::jsonb, %(variables)s::jsonb);

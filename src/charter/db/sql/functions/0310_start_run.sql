@@ -18,12 +18,14 @@ AS $$
 DECLARE
     v_input      jsonb := coalesce(p_input, 'null'::jsonb);
     v_version_id text;
+    v_compiled   boolean;
     v_run_id     text := coalesce(p_run_id, gen_random_uuid()::text);
     v_existing   charter.runs;
     v_step       record;
 BEGIN
     IF p_version_id IS NOT NULL THEN
-        SELECT v.id INTO v_version_id FROM charter.workflow_versions AS v
+        SELECT v.id, v.compiled IS NOT NULL INTO v_version_id, v_compiled
+          FROM charter.workflow_versions AS v
          WHERE v.id = p_version_id AND v.workflow_slug = p_flow_slug AND v.definition_kind = 'flow';
         IF v_version_id IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CH014',
@@ -31,7 +33,7 @@ BEGIN
                 HINT = 'Pass a version of this flow whose definition is a flow (see charter lineage), or none for the current one.';
         END IF;
     ELSE
-        SELECT w.current_version_id INTO v_version_id
+        SELECT v.id, v.compiled IS NOT NULL INTO v_version_id, v_compiled
           FROM charter.workflows AS w
           JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
          WHERE w.slug = p_flow_slug AND v.definition_kind = 'flow';
@@ -41,8 +43,7 @@ BEGIN
             MESSAGE = format('Flow %L is not in the database (or has no flow version)', p_flow_slug),
             HINT = 'Start a worker for it (charter worker MODULE) or publish it (charter deploy MODULE) first.';
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM charter.workflow_versions AS v
-                    WHERE v.id = v_version_id AND v.compiled IS NOT NULL) THEN
+    IF NOT v_compiled THEN
         RAISE EXCEPTION USING ERRCODE = 'CH023',
             MESSAGE = format('Version %s of flow %L has no compiled artifact, so it cannot run (WF-07)', v_version_id, p_flow_slug),
             HINT = 'Compile it as the schema''s owner: charter recompile.';

@@ -91,9 +91,9 @@ AS $$
                                  p_cost)
 $$;
 
--- Group completion: several finished tasks in one transaction (one commit for all). Each is
--- fenced and processed as complete_task would; runs are locked in id order, so two workers
--- completing overlapping runs cannot deadlock. Returns each task's outcome.
+-- Group completion: several finished tasks in one transaction (one commit for all), as
+-- record_outcomes records them: runs locked in id order, each task fenced and processed as
+-- complete_task would. Returns each task's outcome.
 CREATE OR REPLACE FUNCTION charter.complete_tasks(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -106,21 +106,9 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_item record;
 BEGIN
-    FOR v_item IN
-        SELECT u.id, u.token, u.output, u.cost
-          FROM unnest(p_task_ids, p_tokens, p_outputs, p_costs) AS u(id, token, output, cost)
-          LEFT JOIN charter.tasks AS t ON t.id = u.id
-         ORDER BY t.run_id, u.id
-    LOOP
-        task_id := v_item.id;
-        outcome := charter._complete_one(v_item.id, v_item.token,
-                                         coalesce(v_item.output, 'null'::jsonb), p_worker_id,
-                                         coalesce(v_item.cost, 0));
-        RETURN NEXT;
-    END LOOP;
+    -- No errors: every item is a completion.
+    RETURN QUERY SELECT * FROM charter.record_outcomes(
+        p_task_ids, p_tokens, p_outputs, NULL, NULL, p_worker_id, p_costs);
 END;
 $$;

@@ -82,7 +82,8 @@ AS $$
                              p_cost)
 $$;
 
--- Several failed attempts in one transaction, runs locked in id order (see complete_tasks).
+-- Several failed attempts in one transaction, as record_outcomes records them (runs locked
+-- in id order). A missing error is an empty one: every item stays a failure.
 CREATE OR REPLACE FUNCTION charter.fail_tasks(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -96,22 +97,11 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_item record;
 BEGIN
-    FOR v_item IN
-        SELECT u.id, u.token, u.error, u.permanent, u.cost
-          FROM unnest(p_task_ids, p_tokens, p_errors, p_permanent, p_costs)
-               AS u(id, token, error, permanent, cost)
-          LEFT JOIN charter.tasks AS t ON t.id = u.id
-         ORDER BY t.run_id, u.id
-    LOOP
-        task_id := v_item.id;
-        outcome := charter._fail_one(v_item.id, v_item.token, v_item.error,
-                                     coalesce(v_item.permanent, false), p_worker_id,
-                                     coalesce(v_item.cost, 0));
-        RETURN NEXT;
-    END LOOP;
+    RETURN QUERY SELECT * FROM charter.record_outcomes(
+        p_task_ids, p_tokens, NULL,
+        ARRAY(SELECT coalesce(u.error, '{}'::jsonb)
+                FROM unnest(p_task_ids, p_errors) WITH ORDINALITY AS u(id, error, n) ORDER BY u.n),
+        p_permanent, p_worker_id, p_costs);
 END;
 $$;

@@ -39,7 +39,8 @@ AS $$
 $$;
 
 -- An actor as expressions see it ({"id", "roles", "manager", "email", "phone"}): a user of
--- the org's directory, or the reserved system and service:NAME actors (no roles).
+-- the org's directory, or — for the engine only — the reserved system and service:NAME
+-- actors (no roles).
 CREATE OR REPLACE FUNCTION charter._directory_actor(p_org_id text, p_actor text)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -50,6 +51,11 @@ DECLARE
     v_user charter.directory_users;
 BEGIN
     IF p_actor = 'system' OR p_actor LIKE 'service:_%' THEN
+        IF NOT charter._is_engine() THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH036',
+                MESSAGE = format('Actor %L is reserved for the engine, and %s is not the engine', p_actor, session_user),
+                HINT = 'Act as a user of the org''s directory; system and service:NAME are for charter''s worker and the schema''s owner.';
+        END IF;
         RETURN jsonb_build_object('id', p_actor, 'roles', '[]'::jsonb, 'reserved', true);
     END IF;
     SELECT * INTO v_user FROM charter.directory_users AS u

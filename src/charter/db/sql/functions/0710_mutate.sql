@@ -78,11 +78,6 @@ BEGIN
     END IF;
     v_via := CASE WHEN v_engine AND p_via IN ('workflow', 'system') THEN p_via ELSE 'api' END;
     v_actor := charter._directory_actor(v_org, p_actor);
-    IF (v_actor->>'reserved')::boolean AND NOT v_engine THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH036',
-            MESSAGE = format('Actor %L is reserved for the engine, and %s is not the engine', p_actor, session_user),
-            HINT = 'Act as a user of the org''s directory; system and service:NAME are for charter''s worker and the schema''s owner.';
-    END IF;
     v_org_data := coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb);
 
     IF p_action = 'create' THEN

@@ -44,11 +44,6 @@ BEGIN
                               p_reason, v_trace, NULL, p_via, NULL);
     END IF;
     v_actor := charter._directory_actor(v_org, p_actor);
-    IF (v_actor->>'reserved')::boolean AND NOT charter._is_engine() THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH036',
-            MESSAGE = format('Actor %L is reserved for the engine', p_actor),
-            HINT = 'Act as a user of the org''s directory.';
-    END IF;
     v_key := CASE WHEN v_contract.contract #> '{policies,amend}' IS NOT NULL THEN 'amend' ELSE 'update' END;
     PERFORM charter._check_policy(v_contract.contract, v_key, v_actor,
         v_doc.data || CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,

@@ -32,7 +32,7 @@ BEGIN
     IF FOUND AND v_found.compiled_hash = p_compiled->>'hash' AND v_found.contract = p_contract THEN
         RETURN jsonb_build_object('status', 'verified', 'versionId', v_found.id,
                                   'version', v_found.version, 'hash', v_found.compiled_hash,
-                                  'kind', 'envelope');
+                                  'kind', 'envelope', 'workflowId', v_slug);
     END IF;
     IF NOT pg_has_role(session_user, (SELECT n.nspowner FROM pg_catalog.pg_namespace AS n
                                        WHERE n.nspname = 'charter'), 'MEMBER') THEN
@@ -53,7 +53,7 @@ BEGIN
             format('contract %s version %s', v_type, p_contract->>'version'), 'init', v_type, p_contract);
     UPDATE charter.workflows SET current_version_id = v_id, updated_at = now() WHERE slug = v_slug;
     RETURN jsonb_build_object('status', 'published', 'versionId', v_id, 'version', v_number,
-                              'hash', p_compiled->>'hash', 'kind', 'envelope');
+                              'hash', p_compiled->>'hash', 'kind', 'envelope', 'workflowId', v_slug);
 END;
 $$;
 
@@ -68,7 +68,7 @@ SET search_path = ''
 AS $$
 DECLARE
     v_org    text := charter._acting_org(p_org_id);
-    v_slug   text := format('org:%s:%s', charter._acting_org(p_org_id), p_entity_type);
+    v_slug   text := format('org:%s:%s', v_org, p_entity_type);
     v_draft  charter.workflow_versions;
     v_number integer;
 BEGIN
@@ -110,8 +110,8 @@ SET search_path = ''
 AS $$
 DECLARE
     v_org      text := charter._acting_org(p_org_id);
-    v_patches  text := format('org:%s:%s', charter._acting_org(p_org_id), p_entity_type);
-    v_slug     text := format('effective:%s:%s', charter._acting_org(p_org_id), p_entity_type);
+    v_patches  text := format('org:%s:%s', v_org, p_entity_type);
+    v_slug     text := format('effective:%s:%s', v_org, p_entity_type);
     v_current  charter.workflow_versions;
     v_envelope charter.workflow_versions;
     v_loosened text;
