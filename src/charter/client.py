@@ -30,9 +30,18 @@ from charter.document_client import (
     Documents,
 )
 from charter.dsl.flow import Flow
+from charter.engine.mode import detect_mode
 from charter.engine.runs import Run
 from charter.engine.workers import QueueEntry, WorkerInfo
 from charter.errors import ArgumentError
+from charter.instance_client import (
+    AsyncEvents,
+    AsyncRules,
+    AsyncTestClock,
+    Events,
+    Rules,
+    TestClock,
+)
 from charter.operations import text_argument
 from charter.registry import AsyncRegistry, Registry
 from charter.store import AsyncStore, Store, StoreOptions
@@ -104,6 +113,21 @@ class Client:
     def definitions(self) -> Definitions:
         """Published contracts and the org's definitions of their workflows."""
         return Definitions(self.store, self._state.org_id)
+
+    @property
+    def events(self) -> Events:
+        """External events for the org's waiting workflow instances (``wait_event``)."""
+        return Events(self.store, self._state.org_id)
+
+    @property
+    def rules(self) -> Rules:
+        """The org's rule store, read by ``rule`` nodes."""
+        return Rules(self.store, self._state.org_id)
+
+    @property
+    def test_clock(self) -> TestClock:
+        """charter's clock, moved forward in development mode (tests, demos)."""
+        return TestClock(self.store, detect_mode(self.target) == "development")
 
     def start(
         self,
@@ -217,6 +241,18 @@ class AsyncClient:
     @property
     def definitions(self) -> AsyncDefinitions:
         return AsyncDefinitions(self.store, self._state.org_id)
+
+    @property
+    def events(self) -> AsyncEvents:
+        return AsyncEvents(self.store, self._state.org_id)
+
+    @property
+    def rules(self) -> AsyncRules:
+        return AsyncRules(self.store, self._state.org_id)
+
+    @property
+    def test_clock(self) -> AsyncTestClock:
+        return AsyncTestClock(self.store, detect_mode(self.target) == "development")
 
     async def start(
         self,

@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from charter import documents as ops
+from charter import instances
 from charter.documents import AuditEntry, DirectoryUser, Document, Published
 from charter.dsl.contract import EntityContract
 from charter.store import AsyncStore, Store
@@ -163,6 +164,11 @@ class Documents:
         op = ops.listing(self._org, entity_type, state, limit, after)
         return self._store.perform(op, connection)
 
+    def wait(self, document_id: str, timeout: float = 30) -> Document:
+        """The document once its workflow instance has nothing runnable left (it waits on
+        people, events or timers, or it ended); ``.workflow`` says where it is."""
+        return self._store.perform(instances.wait(self._org, document_id, timeout))
+
 
 class AsyncDocuments:
     """The asyncio twin of :class:`Documents`."""
@@ -307,6 +313,10 @@ class AsyncDocuments:
     ) -> list[Document]:
         op = ops.listing(self._org, entity_type, state, limit, after)
         return await self._store.perform(op, connection)
+
+    async def wait(self, document_id: str, timeout: float = 30) -> Document:
+        """The document once its workflow instance has nothing runnable left."""
+        return await self._store.perform(instances.wait(self._org, document_id, timeout))
 
 
 class Directory:

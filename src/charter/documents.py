@@ -11,7 +11,7 @@ run them (sync or async) for the client's org.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,58 @@ from charter.store import Call, Operation, first_json, first_value, json_rows
 
 
 @dataclass(frozen=True)
+class Wait:
+    """What an instance waits for at a node: kind ``transition`` (a person moves the
+    document through a gate), ``approval``, ``event``, ``timer``, ``delivery`` (a side
+    effect) or ``task`` (a Python action), with detail (gates, event key, due time…)."""
+
+    kind: str
+    node: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DocumentWorkflow:
+    """A document's (latest) workflow instance: a run of the execution core."""
+
+    run_id: str | None
+    status: str | None  # running | completed | failed | cancelled; None before it starts
+    current_nodes: list[str]
+    waiting_for: list[Wait]
+    runnable: bool  # the engine still has something to do now
+    version_id: str | None = None
+    workflow: str | None = None
+    document_version: int | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    cancel_reason: str | None = None
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
+    if data is None:
+        return None
+    return DocumentWorkflow(
+        run_id=data.get("runId"),
+        status=data.get("status"),
+        current_nodes=list(data.get("currentNodes") or []),
+        waiting_for=[
+            Wait(w["kind"], w["node"], w.get("detail") or {}) for w in data.get("waitingFor") or []
+        ],
+        runnable=bool(data.get("runnable")),
+        version_id=data.get("versionId"),
+        workflow=data.get("workflow"),
+        document_version=data.get("documentVersion"),
+        context=data.get("context") or {},
+        error=data.get("error"),
+        cancel_reason=data.get("cancelReason"),
+        started_at=_time(data.get("startedAt")),
+        completed_at=_time(data.get("completedAt")),
+    )
+
+
+@dataclass(frozen=True)
 class Document:
     id: str
     entity_type: str
@@ -40,6 +92,8 @@ class Document:
     updated_at: datetime
     contract_version_id: str = ""
     trace_id: str | None = None  # of the mutation that returned it
+    # Its workflow instance, as documents.get and documents.wait read it (None otherwise).
+    workflow: DocumentWorkflow | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +143,7 @@ def document(data: dict[str, Any]) -> Document:
         updated_at=datetime.fromisoformat(data["updatedAt"]),
         contract_version_id=data.get("contractVersionId", ""),
         trace_id=data.get("traceId"),
+        workflow=document_workflow(data.get("workflow")),
     )
 
 
@@ -369,3 +424,7 @@ def current(org_id: str, entity_type: str) -> Operation[Published]:
 
 
 __all__ = ["AuditEntry", "DirectoryUser", "Document", "Published"]
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

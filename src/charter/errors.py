@@ -604,3 +604,53 @@ class DocumentExistsError(DocumentError, code="DOCUMENT_EXISTS", sqlstate="CH039
 
 class DefinitionNotFoundError(DocumentError, code="DEFINITION_NOT_FOUND", sqlstate="CH040"):
     """No org definition with this version id in the calling org."""
+
+
+class WorkflowGatePendingError(DocumentError, code="WORKFLOW_GATE_PENDING", sqlstate="CH041"):
+    """The gate is passed by the document's workflow when its body finishes, not by a user."""
+
+
+class WorkflowRuntimeError(CharterError, code="WORKFLOW_RUNTIME_ERROR"):
+    """A document's workflow instance failed at a node (the instance records the error)."""
+
+
+class ConditionNoMatchError(WorkflowRuntimeError, code="CONDITION_NO_MATCH", sqlstate="CH042"):
+    """No edge of a condition or rule node matched and it has no default edge."""
+
+
+class WorkflowVersionDriftError(
+    WorkflowRuntimeError, code="WORKFLOW_VERSION_DRIFT", sqlstate="CH043"
+):
+    """The document changed in a stable region where the work could not be withdrawn (WF-05),
+    or moved where its instance could not follow."""
+
+
+class EventInvalidError(CharterError, ValueError, code="EVENT_INVALID", sqlstate="CH044"):
+    """An event's key or id is not acceptable."""
+
+
+class RuleNotFoundError(CharterError, code="RULE_NOT_FOUND", sqlstate="CH045"):
+    """The org's rule store has no such rule (or version), or the rule id is not valid."""
+
+
+class WorkflowNodeError(WorkflowRuntimeError, code="WORKFLOW_NODE_INVALID", sqlstate="CH046"):
+    """A node's configuration gave something the engine cannot use (e.g. an until that is no
+    time)."""
+
+
+class ProductionClockError(CharterError, code="TEST_CLOCK_DISABLED", sqlstate="CH047"):
+    """The test clock moves only in development mode."""
+
+
+class WorkflowArtifactUnverifiedError(
+    CompiledWorkflowError, code="WORKFLOW_ARTIFACT_UNVERIFIED", sqlstate="CH048"
+):
+    """A worker has not verified (or refused) the workflow version's artifact (WF-07)."""
+
+
+class WaitTimedOutError(WorkflowRuntimeError, code="WAIT_TIMED_OUT", sqlstate="CH049"):
+    """An event did not arrive before its wait's timeout, and the node has no timeout edge."""
+
+
+class DocumentWaitTimeoutError(DocumentError, TimeoutError, code="DOCUMENT_WAIT_TIMEOUT"):
+    """documents.wait gave up; the document's workflow goes on."""

@@ -24,7 +24,9 @@ class StepStatus(StrEnum):
 
     WAITING = "waiting"
     READY = "ready"
+    RUNNING = "running"  # an instance node that waits (a state, a timer, an event, …)
     COMPLETED = "completed"
+    SKIPPED = "skipped"  # every way into the node was a branch not taken
     FAILED = "failed"
     CANCELLED = "cancelled"
 
@@ -42,8 +44,10 @@ class TaskStatus(StrEnum):
 class ExecutionStatus(StrEnum):
     """``step_executions.status``: what became of an attempt (CHECK execution_status_is_known)."""
 
+    RUNNING = "running"  # an instance node dispatched and waiting; it finishes in place
     COMPLETED = "completed"
     FAILED = "failed"
+    SKIPPED = "skipped"
     CANCELLED = "cancelled"
     RETRIED = "retried"
 

@@ -28,9 +28,18 @@ from charter.worker.startup import check_published, prepare_flows
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser(
-        "worker", help="run flows: make sure the database has them, then work on their tasks"
+        "worker",
+        help="run flows and document workflows: with a module, make sure the database has its "
+        "flows and work on their tasks; with or without one, run the documents engine",
     )
-    worker.add_argument("flows", metavar="MODULE[:ATTRIBUTE]", help="where the flows are")
+    worker.add_argument(
+        "flows",
+        metavar="MODULE[:ATTRIBUTE]",
+        nargs="?",
+        default=None,
+        help="where the flows (and @charter.action handlers) are; omit it to run the "
+        "documents engine alone",
+    )
     flag(worker, "--deploy", help="publish a flow whose shape changed as a new version")
     defaults = WorkerSettings()
     option(worker, "--concurrency", type=positive_int, default=defaults.concurrency,
@@ -91,7 +100,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def worker_command(
     *,
     database_url: str | None,
-    flows: str,
+    flows: str | None,
     deploy: bool,
     concurrency: int,
     batch_size: int,
@@ -102,18 +111,18 @@ def worker_command(
     pool_size: int,
     check_only: bool,
 ) -> int:
-    loaded = load_flows(flows)
+    loaded = load_flows(flows) if flows else []
     resolved = target(database_url)
     with connection.connect(resolved) as conn:
         # A least-privilege role (charter_worker) starts without DDL: it only checks.
         owner = migrations.can_migrate(conn)
         migrations.ensure_current(conn)
-        if owner:
+        if loaded and owner:
             prepare_flows(conn, loaded, mode=detect_mode(resolved), deploy=deploy, spec=flows)
-        else:
-            check_published(conn, loaded, deploy=deploy, spec=flows)
+        elif loaded:
+            check_published(conn, loaded, deploy=deploy, spec=str(flows))
     if check_only:
-        log.info("flows ready: %s", ", ".join(f.slug for f in loaded))
+        log.info("flows ready: %s", ", ".join(f.slug for f in loaded) or "none")
         return 0
     settings = WorkerSettings(
         concurrency=concurrency,

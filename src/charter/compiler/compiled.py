@@ -21,8 +21,17 @@ from charter.errors import (
 )
 
 COMPILER_VERSION = "1.0.0"
+# Effective workflows (contracted envelopes with org patches) compile on their own version:
+# 1.1.0 marks the lifecycle's merges as exclusive (see compile_effective).
+EFFECTIVE_COMPILER_VERSION = "1.1.0"
 
-__all__ = ["COMPILER_VERSION", "CompiledWorkflowError", "build_compiled", "verify_compiled"]
+__all__ = [
+    "COMPILER_VERSION",
+    "EFFECTIVE_COMPILER_VERSION",
+    "CompiledWorkflowError",
+    "build_compiled",
+    "verify_compiled",
+]
 
 
 def build_compiled(
@@ -76,11 +85,16 @@ def build_compiled(
         "slotMap": {},
         "systemGateIntegrity": {"requiredGates": [], "presentGates": [], "valid": True},
         "envelopeVersion": None,
-        "compilerVersion": COMPILER_VERSION,
+        "compilerVersion": compiler_version(kind),
         **(extra or {}),
     }
     artifact["hash"] = compiled_hash(artifact)
     return artifact
+
+
+def compiler_version(kind: str | None) -> str:
+    """The compiler version that artifacts of ``kind`` are made (and checked) with."""
+    return EFFECTIVE_COMPILER_VERSION if kind == "effective" else COMPILER_VERSION
 
 
 def compiled_hash(artifact: Mapping[str, Any]) -> str:
@@ -91,10 +105,11 @@ def compiled_hash(artifact: Mapping[str, Any]) -> str:
 def verify_compiled(artifact: Mapping[str, Any]) -> None:
     """Refuse an artifact from another compiler version or whose hash does not match (WF-07)."""
     version = artifact.get("compilerVersion")
-    if version != COMPILER_VERSION:
+    current = compiler_version(artifact.get("kind"))
+    if version != current:
         raise WorkflowCompilerStaleError(
             f"The compiled workflow '{artifact.get('slug')}' was made by compiler "
-            f"{version}, but this charter's compiler is {COMPILER_VERSION}. Recompile it "
+            f"{version}, but this charter's compiler is {current}. Recompile it "
             "as the schema's owner (`charter recompile`) before running it."
         )
     expected = compiled_hash(artifact)

@@ -98,6 +98,7 @@ def compile_effective(
     _mark_loops(nodes, edges)
     _check_graph(nodes, edges)
     joins = _check_parallel(nodes, edges)
+    joins.update(_lifecycle_merges(nodes, edges))
     integrity = _verify_system_integrity(contract, nodes, edges)
     try:
         compiled = build_compiled(
@@ -495,6 +496,26 @@ def _check_parallel(
             "split": split,
         }
     return joins
+
+
+# The lifecycle's own nodes: a document is in one state at a time, so a node of the
+# envelope reached from several states (sys:end, a gate shared by two states) is an
+# exclusive merge that the first arrival passes, never a join that counts arrivals.
+_LIFECYCLE_TYPES = {"start", "lifecycle_state", "lifecycle_gate", "end", "slot_entry"}
+
+
+def _lifecycle_merges(
+    nodes: dict[str, Any], edges: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    arriving: dict[str, int] = dict.fromkeys(nodes, 0)
+    for edge in edges.values():
+        if not edge.get("loop"):
+            arriving[edge["target"]] += 1
+    return {
+        node_id: {"requiredTokenCount": 1, "mode": "exclusive"}
+        for node_id, count in arriving.items()
+        if count > 1 and nodes[node_id]["type"] in _LIFECYCLE_TYPES
+    }
 
 
 def _ancestors(node_id: str, predecessors: dict[str, list[str]]) -> set[str]:

@@ -21,6 +21,12 @@ class StepInfo:
     completed_at: datetime | None
     error: dict[str, Any] | None  # the last failed attempt's, unless the step completed
     output: Any = None  # once completed
+    # Instance nodes (a document's workflow): the path, the document version it ran on, who
+    # acted, and the edges it chose (its evidence is in output).
+    token: str | None = None
+    entity_version: int | None = None
+    actor: str | None = None
+    chosen_edge_ids: list[str] | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -80,6 +86,10 @@ def run_from_json(data: dict[str, Any]) -> Run:
                 completed_at=_time(s["completedAt"]),
                 error=s["error"],
                 output=s.get("output"),
+                token=s.get("token"),
+                entity_version=s.get("entityVersion"),
+                actor=s.get("actor"),
+                chosen_edge_ids=s.get("chosenEdgeIds"),
             )
             for s in data["steps"]
         ],

@@ -8,6 +8,8 @@ Loops on one asyncio event loop, sharing a small connection pool:
 * complete — records finished tasks in groups (:mod:`charter.worker.completion`);
 * heartbeat — renews the leases of in-flight tasks and looks again for matching versions;
 * upkeep — makes the evidence table's monthly partitions ahead of time;
+* documents — applies document events to workflow instances and resumes due waits
+  (:mod:`charter.worker.documents`), unless ``documents=False``;
 * watchdog — notices a blocked event loop and names the step that blocks it.
 
 A worker that dies loses nothing: its tasks' leases expire and the claim query of any
@@ -41,6 +43,7 @@ from charter.errors import CompiledWorkflowError
 from charter.store import AsyncStore, Call, StoreOptions
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
+from charter.worker.documents import DocumentsEngine
 from charter.worker.execute import Executor
 from charter.worker.task import Outcome, Task, plain_error, task_from_row
 from charter.worker.watchdog import LoopWatchdog
@@ -72,6 +75,7 @@ class Worker:
         settings: WorkerSettings | None = None,
         *,
         worker_id: str | None = None,
+        documents: bool = True,
     ) -> None:
         self.flows = {flow.slug: flow for flow in flows}
         self.target = target
@@ -102,6 +106,16 @@ class Worker:
         self.heartbeat_errors = 0
         self.ready = threading.Event()  # set once registered, for whoever waits on another thread
         self.executor.on_slot_freed = self._slot_freed.set
+        self.documents = (
+            DocumentsEngine(
+                self.store,
+                self.id,
+                lease_seconds=self.settings.lease_seconds,
+                poll_interval=min(self.settings.poll_interval, 0.2),
+            )
+            if documents
+            else None
+        )
 
     @property
     def completed(self) -> int:
@@ -137,11 +151,12 @@ class Worker:
         await self._register()
         self.ready.set()
         log.info(
-            "worker %s started: flows %s (versions %s), concurrency %d",
+            "worker %s started: flows %s (versions %s), concurrency %d%s",
             self.id,
-            ", ".join(sorted(self.flows)),
+            ", ".join(sorted(self.flows)) or "none",
             ", ".join(self.versions) or "none",
             self.settings.concurrency,
+            "; the documents engine" if self.documents else "",
             extra={"worker": self.id},
         )
         loops = [
@@ -150,6 +165,10 @@ class Worker:
             asyncio.create_task(self._upkeep(), name="charter-upkeep"),
             asyncio.create_task(self.watchdog.tick(), name="charter-watchdog"),
         ]
+        if self.documents is not None:
+            loops.append(
+                asyncio.create_task(self.documents.run(self._stopping), name="charter-documents")
+            )
         completer = asyncio.create_task(self._completer.loop(), name="charter-complete")
         try:
             await self._claim_loop()
@@ -216,6 +235,9 @@ class Worker:
     # -- claim and execute ---------------------------------------------------------------
 
     async def _claim_loop(self) -> None:
+        if not self.flows:  # the documents engine alone: nothing to claim here
+            await self._stopping.wait()
+            return
         backoff = Backoff()
         while not self._stopping.is_set():
             free = self.free_slots
@@ -278,10 +300,14 @@ class Worker:
                     pool_conninfo(self.target, "charter-worker-listener"), autocommit=True
                 ) as conn:
                     await conn.execute("LISTEN charter_tasks")
+                    await conn.execute("LISTEN charter_events")
                     backoff.reset()
                     self._wake.set()  # anything queued while we were not listening
                     async for note in conn.notifies():
-                        if note.payload in self.flows:
+                        if note.channel == "charter_events":
+                            if self.documents is not None:
+                                self.documents.wake.set()
+                        elif note.payload in self.flows:
                             self._wake.set()
             except RETRYABLE_DB_ERRORS as exc:
                 await backoff.sleep("listening for new tasks", exc, None)

@@ -203,3 +203,46 @@ SELECT charter.archive_definition(%(org_id)s, %(version_id)s);
 
 -- name: current_definition
 SELECT charter.current_definition(%(org_id)s, %(entity_type)s);
+
+-- name: engine_versions
+SELECT charter.engine_versions(%(known)s::text[]);
+
+-- name: claim_document_events
+SELECT jsonb_agg(jsonb_build_object('created_at', e.created_at, 'id', e.id))
+  FROM charter.claim_document_events(%(worker_id)s, %(limit)s, %(lease_seconds)s) AS e;
+
+-- name: apply_document_events
+SELECT charter.apply_document_events(%(events)s::jsonb, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s);
+
+-- name: fire_due_waits
+SELECT charter.fire_due_waits(%(limit)s, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s);
+
+-- name: document_workflow
+SELECT charter.document_workflow(%(org_id)s, %(document_id)s);
+
+-- name: instance_steps
+SELECT charter.instance_steps(%(run_id)s);
+
+-- name: compute_instance_projection
+SELECT charter.compute_instance_projection(%(run_id)s);
+
+-- name: rebuild_instance_projection
+SELECT charter.rebuild_instance_projection(%(run_id)s);
+
+-- name: send_event
+SELECT charter.send_event(%(org_id)s, %(key)s, %(payload)s::jsonb, %(event_id)s);
+
+-- name: confirm_side_effect
+SELECT charter.confirm_side_effect(%(effect_id)s, %(response)s::jsonb);
+
+-- name: put_rule
+SELECT charter.put_rule(%(org_id)s, %(rule_id)s, %(expression)s, %(ast)s::jsonb, %(description)s);
+
+-- name: get_rule
+SELECT charter.get_rule(%(org_id)s, %(rule_id)s, %(version)s);
+
+-- name: advance_test_clock
+SELECT set_config('charter.mode', 'development', true), charter.advance_test_clock(%(by)s::interval);
+
+-- name: reset_test_clock
+SELECT set_config('charter.mode', 'development', true), charter.reset_test_clock();

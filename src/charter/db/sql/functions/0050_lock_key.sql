@@ -3,6 +3,8 @@
 --   run        a run (or registry invocation) id: every change to one run
 --   flow       a workflow slug: compiling, deploying, numbering its versions
 --   version    a version id being created
+--   document   '<org>/<document id>': a document's workflow instance (WF-01)
+--   rule       '<org>:<rule id>': numbering a rule's versions
 --   migration  'schema' (queries.sql computes this key inline: the schema may not exist yet)
 CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
 RETURNS bigint
@@ -11,7 +13,7 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
-    IF p_kind NOT IN ('run', 'flow', 'version', 'migration') THEN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration') THEN
         RAISE EXCEPTION 'unknown lock kind %', p_kind;
     END IF;
     RETURN hashtextextended(p_kind || ':' || p_id, 0);

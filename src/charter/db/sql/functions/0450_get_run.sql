@@ -15,7 +15,18 @@ AS $$
         'servingWorkers', (SELECT count(*) FROM charter.workers AS w
                             WHERE r.version_id = ANY (w.versions) AND w.stopped_at IS NULL
                               AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
-        'steps', coalesce((
+        'steps', coalesce(CASE WHEN EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = r.id) THEN (
+            -- A document's instance: every node execution with its evidence, in order.
+            SELECT jsonb_agg(jsonb_build_object(
+                       'slug', e.step_slug, 'stepType', e.node_type, 'status', e.status, 'tasks', NULL,
+                       'remainingTasks', NULL, 'attempts', 1, 'startedAt', e.started_at,
+                       'completedAt', CASE WHEN e.status <> 'running' THEN e.finished_at END,
+                       'output', e.output, 'error', e.error, 'token', e.token,
+                       'entityVersion', e.entity_version, 'actor', e.actor,
+                       'chosenEdgeIds', e.output->'chosenEdgeIds')
+                   ORDER BY e.finished_at, e.id)
+              FROM charter.step_executions AS e WHERE e.run_id = r.id)
+        ELSE (
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', fs.slug, 'stepType', fs.step_type, 'status', s.status,
                        'tasks', s.initial_tasks, 'remainingTasks', s.remaining_tasks,
@@ -37,7 +48,7 @@ AS $$
                            ORDER BY y.id DESC LIMIT 1) AS error
                     FROM charter.step_executions AS x
                    WHERE x.run_id = r.id AND x.step_slug = fs.slug) AS e ON true
-             WHERE fs.version_id = r.version_id), '[]'::jsonb))
+             WHERE fs.version_id = r.version_id) END, '[]'::jsonb))
       FROM charter.runs AS r
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
      WHERE r.id = p_run_id

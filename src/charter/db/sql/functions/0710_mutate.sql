@@ -108,6 +108,8 @@ BEGIN
                           WHERE t->>'gate' = p_action) THEN 'gate'
             WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(v_contract.contract->'actions', '[]')) AS a
                           WHERE a->>'actionType' = p_action) THEN 'action'
+            -- A workflow's Python action (@charter.action): the engine applies its field patch.
+            WHEN v_via = 'workflow' AND p_action ~ '^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$' THEN 'handler_action'
         END;
         -- Who may do this comes first: a refused actor learns nothing more of the document.
         PERFORM charter._check_policy(v_contract.contract, p_action, v_actor,
@@ -163,6 +165,9 @@ BEGIN
                           WHERE t->>'from' = v_doc.state), 'none'));
             END IF;
             v_target := v_targets->0;
+            IF v_via <> 'workflow' THEN
+                PERFORM charter._check_gate_not_pending(v_doc, p_action);
+            END IF;
             v_new.state := v_target->>'to';
             v_event := 'on_lifecycle_transition';
             v_payload := jsonb_build_object('gate', p_action, 'from', v_doc.state, 'to', v_new.state,
@@ -172,7 +177,7 @@ BEGIN
                 CASE WHEN v_kind = 'action' THEN (
                     SELECT a->'fields' FROM jsonb_array_elements(v_contract.contract->'actions') AS a
                      WHERE a->>'actionType' = p_action) END,
-                CASE WHEN v_kind = 'action' THEN format('action %s', p_action) ELSE 'update' END);
+                CASE WHEN v_kind IN ('action', 'handler_action') THEN format('action %s', p_action) ELSE 'update' END);
             v_new.data := v_doc.data || v_changes;
             v_event := 'on_mutation';
             v_payload := jsonb_build_object('action', p_action, 'fields',
@@ -216,5 +221,49 @@ BEGIN
                                'changes', v_changes), v_trace);
     END IF;
     RETURN charter._document_json(v_new) || jsonb_build_object('traceId', v_trace);
+END;
+$$;
+
+-- A gate whose way in from the document's state runs through a body slot is the
+-- workflow's to pass (when the body finishes, as system): a user's transition through it
+-- would skip the body, so it is refused (WORKFLOW_GATE_PENDING). The workflow is the
+-- document's active instance's, else the one a new instance would follow.
+CREATE OR REPLACE FUNCTION charter._check_gate_not_pending(p_document charter.documents, p_gate text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_wf      jsonb;
+    v_run     text;
+    v_state   text := 'sys:state:' || p_document.state;
+    v_gate    text := 'sys:gate:' || p_gate;
+    v_waiting jsonb;
+BEGIN
+    SELECT i.id, v.compiled INTO v_run, v_wf FROM charter.workflow_instances AS i
+      JOIN charter.workflow_versions AS v ON v.id = i.version_id
+     WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id AND i.status IN ('running', 'paused');
+    IF NOT FOUND THEN
+        SELECT v.compiled INTO v_wf FROM charter.workflow_versions AS v
+         WHERE v.id = charter._instance_version(p_document.org_id, p_document);
+    END IF;
+    IF v_wf IS NULL OR v_wf->>'kind' <> 'effective' OR NOT (v_wf->'nodes' ? v_gate)
+       OR EXISTS (SELECT 1 FROM charter._out_edges(v_wf, v_state) AS o WHERE o.edge->>'target' = v_gate) THEN
+        RETURN;
+    END IF;
+    IF charter._edge_toward(v_wf, v_state, v_gate) IS NULL THEN
+        RETURN;  -- not a way out of this state in the workflow: mutate's own checks decide
+    END IF;
+    IF v_run IS NOT NULL THEN
+        v_waiting := charter._waiting_for(v_run, v_wf);
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'CH041',
+        MESSAGE = format('Gate %s of document %L is passed by its workflow when the body between state %s and the gate finishes%s',
+                         p_gate, p_document.id, p_document.state,
+                         CASE WHEN v_waiting IS NULL OR jsonb_array_length(v_waiting) = 0 THEN ''
+                              ELSE format(' (it waits for: %s)', (SELECT string_agg(w->>'kind' || ' at ' || (w->>'node'), ', ')
+                                                                    FROM jsonb_array_elements(v_waiting) AS w)) END),
+        HINT = 'Complete what the workflow waits for (an approval, an event); a user may not skip the body.';
 END;
 $$;

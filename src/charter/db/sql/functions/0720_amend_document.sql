@@ -63,9 +63,10 @@ BEGIN
             v_contract.contract #>> '{states,0,id}', v_doc.data || v_changes, v_doc.id)
     RETURNING * INTO v_new;
     -- At most one active instance per document: the original's ends here.
-    UPDATE charter.workflow_instances
-       SET status = 'cancelled', cancel_reason = 'amended', completed_at = now(), updated_at = now()
-     WHERE org_id = v_org AND document_id = v_doc.id AND status IN ('running', 'paused');
+    -- (The document's row lock, taken above, keeps the engine out meanwhile.)
+    PERFORM charter._finish_instance(i.id, 'cancelled', NULL, 'amended')
+       FROM charter.workflow_instances AS i
+      WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused');
     INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
     VALUES (v_new.id, 1, v_org, v_new.state, v_new.data,
             charter._field_changes('{}'::jsonb, v_new.data), 'amend', p_actor);

@@ -31,7 +31,10 @@ BEGIN
         v_doc.data := v_old.data;
         v_doc.updated_at := v_old.created_at;
     END IF;
-    RETURN charter._document_json(v_doc);
+    IF p_version IS NOT NULL AND p_version <> v_doc.version THEN
+        RETURN charter._document_json(v_doc);
+    END IF;
+    RETURN charter._document_json(v_doc) || jsonb_build_object('workflow', charter.document_workflow(v_org, v_doc.id));
 END;
 $$;
 

@@ -18,7 +18,9 @@ GRANT EXECUTE ON FUNCTION
     charter.record_outcomes,
     charter.extend_leases, charter.worker_stopped, charter.ensure_partitions,
     charter.check_flow, charter.schema_state, charter.version_artifacts,
-    charter.mutate, charter.amend_document, charter.get_document, charter.current_definition
+    charter.mutate, charter.amend_document, charter.get_document, charter.current_definition,
+    charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
+    charter.confirm_side_effect, charter.document_workflow, charter.engine_versions
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
@@ -37,7 +39,8 @@ GRANT EXECUTE ON FUNCTION
     charter.list_documents, charter.put_user, charter.get_user, charter.remove_user,
     charter.users_with_role, charter.put_org, charter.get_org, charter.save_org_draft,
     charter.publish_org_definition, charter.archive_definition, charter.current_definition,
-    charter.publish_contract
+    charter.publish_contract, charter.document_workflow, charter.instance_steps,
+    charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

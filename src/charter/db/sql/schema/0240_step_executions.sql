@@ -16,9 +16,13 @@ CREATE TABLE charter.step_executions (
     finished_at     timestamptz NOT NULL DEFAULT now(),
     output          jsonb,
     error           jsonb,
+    token           text,
+    entity_version  integer,
+    node_type       text,
+    actor           text,
     CONSTRAINT step_executions_pkey PRIMARY KEY (created_at, id),
     CONSTRAINT execution_status_is_known
-        CHECK (status IN ('completed', 'failed', 'cancelled', 'retried'))
+        CHECK (status IN ('running', 'completed', 'failed', 'skipped', 'cancelled', 'retried'))
 ) PARTITION BY RANGE (created_at);
 
 ALTER SEQUENCE charter.step_executions_id_seq OWNED BY charter.step_executions.id;

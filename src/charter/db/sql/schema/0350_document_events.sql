@@ -17,6 +17,7 @@ CREATE TABLE charter.document_events (
     next_retry_at   timestamptz NOT NULL DEFAULT now(),
     completed_at    timestamptz,
     error           text,
+    worker_id       text,
     CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id),
     CONSTRAINT event_type_is_known CHECK (event_type IN (
         'on_create', 'on_lifecycle_transition', 'on_mutation', 'on_amendment', 'on_amended')),
@@ -29,8 +30,12 @@ ALTER SEQUENCE charter.document_events_id_seq OWNED BY charter.document_events.i
 COMMENT ON TABLE charter.document_events IS
     'The events outbox written by mutate() in the same transaction (on_create, on_lifecycle_transition, on_mutation, on_amendment, on_amended), consumed by the engine. Partitioned by month.';
 
-CREATE INDEX document_events_poll_idx ON charter.document_events (status, next_retry_at, created_at)
-    WHERE status IN ('pending', 'failed');
+-- A document's events are applied in order: the poll looks for the oldest unfinished event
+-- of each document; a processing event's lease ends at next_retry_at.
+CREATE INDEX document_events_poll_idx ON charter.document_events (next_retry_at, created_at)
+    WHERE status IN ('pending', 'processing', 'failed');
+CREATE INDEX document_events_unfinished_idx ON charter.document_events (org_id, document_id, id)
+    WHERE status IN ('pending', 'processing', 'failed', 'dead_letter');
 CREATE INDEX document_events_document_idx ON charter.document_events (org_id, document_id);
 
 CREATE TABLE charter.document_events_default PARTITION OF charter.document_events DEFAULT;

@@ -12,6 +12,10 @@ CREATE TABLE charter.workflow_instances (
     started_at       timestamptz NOT NULL DEFAULT now(),
     completed_at     timestamptz,
     updated_at       timestamptz NOT NULL DEFAULT now(),
+    actor            text,
+    epoch            integer     NOT NULL DEFAULT 1,
+    error            jsonb,
+    trace_id         text,
     CONSTRAINT workflow_instances_pkey PRIMARY KEY (id),
     CONSTRAINT workflow_instances_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),

@@ -25,3 +25,24 @@ CREATE POLICY org_isolation ON charter.outbox_receipts
 ALTER TABLE charter.workflow_instances ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.workflow_instances
     USING (org_id = current_setting('charter.org_id', true));
+
+ALTER TABLE charter.instance_waits ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.instance_waits
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.inbound_events ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.inbound_events
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.side_effects ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.side_effects
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.approval_requests ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.approval_requests
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.rules ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.rules
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.schedules ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.schedules
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.test_clock ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.test_clock USING (true);

@@ -1,0 +1,67 @@
+-- Trigger function: evidence rows only move forward (seed 002 N1 and § Strict State
+-- Machine). A row written as running (a node that waits: timer, event, delivery, approval,
+-- a resting state) may become completed, failed, skipped or cancelled once, with its output
+-- and error; its identity (run, node, token, entity version, key, actor, type) never
+-- changes, and nothing else may be updated or deleted (see _protect_evidence).
+CREATE OR REPLACE FUNCTION charter._restrict_step_execution_updates()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.status = 'running'
+       AND NEW.status IN ('completed', 'failed', 'skipped', 'cancelled')
+       AND (to_jsonb(NEW) - '{status,terminal,output,error,finished_at}'::text[])
+         = (to_jsonb(OLD) - '{status,terminal,output,error,finished_at}'::text[]) THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' AND coalesce(current_setting('charter.deleting_flow', true), '') <> '' THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'CH002',
+        MESSAGE = CASE WHEN TG_OP = 'UPDATE' AND OLD.status = 'running'
+            THEN format('charter.step_executions: a running row may only finish (completed, failed, skipped, cancelled) with its identity unchanged, not become %s', NEW.status)
+            ELSE format('charter.step_executions is append-only evidence: a %s row cannot be %s', OLD.status,
+                        CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END) END,
+        HINT = 'Record what happened as new rows; old partitions may be detached or dropped whole for retention.';
+END;
+$$;
+
+-- Trigger function: statuses only move forward (seed 002 N1): an instance's running →
+-- paused, completed, failed, cancelled and paused → running, cancelled; an outbox row's
+-- pending → processing → completed | failed, failed → processing | pending | dead_letter,
+-- processing → pending | failed | dead_letter, and the admin's dead_letter → pending.
+-- Terminal states are final, except through the explicit, recorded admin calls that set
+-- charter.admin_override (retry_run out of failed).
+CREATE OR REPLACE FUNCTION charter._restrict_status_regression()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_allowed text[];
+BEGIN
+    IF NEW.status = OLD.status THEN
+        RETURN NEW;
+    END IF;
+    IF coalesce(current_setting('charter.admin_override', true), '') = 'on' THEN
+        RETURN NEW;
+    END IF;
+    v_allowed := CASE TG_TABLE_NAME
+        WHEN 'workflow_instances' THEN CASE OLD.status
+            WHEN 'running' THEN ARRAY['paused', 'completed', 'failed', 'cancelled']
+            WHEN 'paused' THEN ARRAY['running', 'cancelled'] END
+        ELSE CASE OLD.status
+            WHEN 'pending' THEN ARRAY['processing', 'cancelled']
+            WHEN 'processing' THEN ARRAY['completed', 'failed', 'dead_letter', 'pending', 'cancelled']
+            WHEN 'failed' THEN ARRAY['processing', 'pending', 'dead_letter', 'cancelled', 'completed']
+            WHEN 'dead_letter' THEN ARRAY['pending'] END
+        END;
+    IF NEW.status = ANY (coalesce(v_allowed, '{}')) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'CH002',
+        MESSAGE = format('charter.%s: status %s cannot become %s (terminal states are final)', TG_TABLE_NAME, OLD.status, NEW.status),
+        HINT = 'Use the recorded admin calls (retry_run; a dead letter back to pending) to resume work.';
+END;
+$$;

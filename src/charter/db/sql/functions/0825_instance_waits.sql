@@ -1,0 +1,195 @@
+-- Waits resume here: timers when their time comes, events when one arrives (or their
+-- timeout passes), deliveries when the side-effects worker confirms them. The claim below
+-- is the scheduler: a wait's due_at is when it may resume, indexed, taken with SKIP LOCKED.
+
+-- Resumes up to p_limit due waits, each in its own subtransaction. A wait whose document
+-- another transaction holds is left for the next call (never waited on under row locks).
+CREATE OR REPLACE FUNCTION charter.fire_due_waits(
+    p_limit integer, p_verified text[], p_refused jsonb DEFAULT '{}', p_worker_id text DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_wait    charter.instance_waits;
+    v_doc     text;
+    v_fired   integer := 0;
+    v_message text;
+BEGIN
+    FOR v_wait IN SELECT w.* FROM charter.instance_waits AS w
+                   WHERE w.due_at <= charter._now() AND w.kind <> 'handler'
+                   ORDER BY w.due_at LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
+        SELECT i.org_id || '/' || i.document_id INTO v_doc FROM charter.workflow_instances AS i WHERE i.id = v_wait.run_id;
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_doc));
+        BEGIN
+            PERFORM charter._resume_wait(v_wait, p_verified, p_refused);
+            v_fired := v_fired + 1;
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
+            UPDATE charter.instance_waits AS w
+               SET attempts = w.attempts + 1, last_error = v_message, worker_id = p_worker_id,
+                   due_at = now() + make_interval(secs => least(300, 0.5 * power(2, w.attempts)))
+             WHERE w.run_id = v_wait.run_id AND w.node_id = v_wait.node_id;
+        END;
+    END LOOP;
+    RETURN v_fired;
+END;
+$$;
+
+-- One wait resumes: its node completes along the edges its outcome picks, then the
+-- instance runs on. A wait whose node is no longer running is simply dropped.
+CREATE OR REPLACE FUNCTION charter._resume_wait(p_wait charter.instance_waits, p_verified text[], p_refused jsonb)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_instance charter.workflow_instances;
+    v_wf       jsonb;
+    v_status   text;
+    v_chosen   text[];
+    v_output   jsonb;
+    v_outcome  text;
+    v_resume   jsonb := coalesce(p_wait.resume, '{}'::jsonb);
+BEGIN
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id;
+    PERFORM 1 FROM charter.documents AS d
+     WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id FOR UPDATE;
+    SELECT s.status INTO v_status FROM charter.step_states AS s
+     WHERE s.run_id = p_wait.run_id AND s.step_slug = p_wait.node_id;
+    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.node_id = p_wait.node_id;
+    IF v_instance.status <> 'running' OR v_status IS DISTINCT FROM 'running' THEN
+        RETURN;
+    END IF;
+    v_wf := charter._verified_workflow(v_instance.version_id, p_verified, p_refused);
+    CASE p_wait.kind
+    WHEN 'timer' THEN
+        v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
+        v_output := jsonb_build_object('firedAt', charter._now(), 'dueAt', p_wait.detail->'until');
+    WHEN 'event' THEN
+        IF v_resume ? 'event' THEN
+            v_chosen := charter._forward_edges(v_wf, p_wait.node_id, 'timeout');
+            v_output := jsonb_build_object('event', v_resume->'event');
+            UPDATE charter.workflow_instances AS i
+               SET context = i.context || jsonb_build_object('event', v_resume #> '{event,payload}')
+             WHERE i.id = v_instance.id RETURNING * INTO v_instance;
+        ELSE
+            SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
+              FROM charter._out_edges(v_wf, p_wait.node_id) AS o WHERE o.edge->>'label' = 'timeout';
+            IF cardinality(v_chosen) = 0 THEN
+                PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, jsonb_build_object(
+                    'sqlstate', 'CH049', 'node', p_wait.node_id,
+                    'message', format('No event %L arrived before the timeout at %s, and %s has no edge labelled timeout',
+                                      p_wait.event_key, p_wait.timeout_at, p_wait.node_id)));
+                RETURN;
+            END IF;
+            v_output := jsonb_build_object('timedOut', true, 'eventKey', p_wait.event_key, 'timeoutAt', p_wait.timeout_at);
+            v_outcome := 'timeout';
+        END IF;
+    WHEN 'delivery' THEN
+        v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
+        v_output := jsonb_build_object('delivery', v_resume->'delivery');
+    WHEN 'approval' THEN
+        v_outcome := coalesce(v_resume->>'outcome', 'approved');
+        SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
+          FROM charter._out_edges(v_wf, p_wait.node_id) AS o
+         WHERE o.edge->>'label' = v_outcome;
+        IF cardinality(v_chosen) = 0 THEN
+            -- No edge for this outcome: it travels with the token (a rejection reaches the
+            -- gate, which then takes its reject transition).
+            SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
+              FROM charter._out_edges(v_wf, p_wait.node_id) AS o
+             WHERE o.edge->>'label' IS NULL OR o.edge->>'label' NOT IN ('approved', 'rejected');
+            v_outcome := CASE WHEN v_outcome = 'rejected' THEN 'reject' ELSE v_outcome END;
+        END IF;
+        v_output := jsonb_build_object('approval', v_resume);
+    ELSE
+        v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
+        v_output := v_resume;
+    END CASE;
+    PERFORM charter._complete_node(v_instance, v_wf, p_wait.node_id, v_chosen, v_output,
+                                   v_resume->>'actor', v_outcome);
+    PERFORM charter._drain(v_instance.id);
+END;
+$$;
+
+-- client.events.send: records an inbound event (idempotent on its event id) and resumes the
+-- waits on its key; with none waiting it is kept until p_retention passes, for the first
+-- wait_event on that key to start.
+CREATE OR REPLACE FUNCTION charter.send_event(
+    p_org_id text, p_key text, p_payload jsonb DEFAULT NULL, p_event_id text DEFAULT NULL,
+    p_retention interval DEFAULT interval '7 days')
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text := charter._acting_org(p_org_id);
+    v_id      text := coalesce(nullif(p_event_id, ''), gen_random_uuid()::text);
+    v_matched integer;
+BEGIN
+    IF p_key IS NULL OR length(p_key) NOT BETWEEN 1 AND 500 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH044',
+            MESSAGE = 'An event needs a key of 1 to 500 characters, e.g. delivery:pod:SHIP-1',
+            HINT = 'Send the key the wait_event node renders from its eventKey template.';
+    END IF;
+    IF length(v_id) > 200 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH044', MESSAGE = 'An event id has at most 200 characters',
+            HINT = 'Use the sender''s own id for the event, e.g. a webhook delivery id.';
+    END IF;
+    PERFORM charter._check_payload(p_payload, 'event payload');
+    INSERT INTO charter.inbound_events (org_id, event_id, event_key, payload, expires_at)
+    VALUES (v_org, v_id, p_key, p_payload, charter._now() + p_retention)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN jsonb_build_object('eventId', v_id, 'status', 'duplicate', 'matched', 0);
+    END IF;
+    WITH waiting AS (
+        SELECT w.run_id, w.node_id FROM charter.instance_waits AS w
+         WHERE w.org_id = v_org AND w.event_key = p_key AND w.kind = 'event' AND w.resume IS NULL
+         ORDER BY w.created_at
+         FOR UPDATE
+    ), resumed AS (
+        UPDATE charter.instance_waits AS w
+           SET resume = jsonb_build_object('event', jsonb_build_object('id', v_id, 'key', p_key, 'payload', p_payload)),
+               due_at = now()
+          FROM waiting WHERE w.run_id = waiting.run_id AND w.node_id = waiting.node_id
+        RETURNING w.run_id
+    )
+    SELECT count(*) INTO v_matched FROM resumed;
+    IF v_matched > 0 THEN
+        UPDATE charter.inbound_events AS e SET consumed_at = now(), consumed_by = 'waits'
+         WHERE e.org_id = v_org AND e.event_id = v_id;
+    END IF;
+    RETURN jsonb_build_object('eventId', v_id, 'status', CASE WHEN v_matched > 0 THEN 'delivered' ELSE 'kept' END,
+                              'matched', v_matched);
+END;
+$$;
+
+-- What the side-effects worker calls once an effect is delivered: the effect is completed
+-- with its response, and its node resumes.
+CREATE OR REPLACE FUNCTION charter.confirm_side_effect(p_effect_id bigint, p_response jsonb DEFAULT '{}')
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_effect charter.side_effects;
+BEGIN
+    UPDATE charter.side_effects AS x
+       SET status = 'completed', completed_at = now(), response = p_response
+     WHERE x.id = p_effect_id AND x.status IN ('pending', 'processing', 'failed')
+    RETURNING * INTO v_effect;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE charter.instance_waits AS w
+       SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id, 'response', p_response)),
+           due_at = now()
+     WHERE w.run_id = v_effect.run_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery';
+    RETURN true;
+END;
+$$;

@@ -1,0 +1,28 @@
+CREATE SEQUENCE charter.side_effects_id_seq AS bigint;
+CREATE TABLE charter.side_effects (
+    id              bigint      NOT NULL DEFAULT nextval('charter.side_effects_id_seq'),
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    org_id          text        NOT NULL,
+    run_id          text        NOT NULL,
+    node_id         text        NOT NULL,
+    effect_type     text        NOT NULL,
+    request         jsonb       NOT NULL,
+    idempotency_key text        NOT NULL,
+    trace_id        text,
+    status          text        NOT NULL DEFAULT 'pending',
+    attempts        integer     NOT NULL DEFAULT 0,
+    max_attempts    integer     NOT NULL DEFAULT 8,
+    next_retry_at   timestamptz NOT NULL DEFAULT now(),
+    completed_at    timestamptz,
+    response        jsonb,
+    error           text,
+    CONSTRAINT side_effects_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT effect_type_is_known CHECK (effect_type IN ('webhook', 'notification')),
+    CONSTRAINT effect_status_is_known
+        CHECK (status IN ('pending', 'processing', 'completed', 'failed', 'dead_letter', 'cancelled'))
+) PARTITION BY RANGE (created_at);
+ALTER SEQUENCE charter.side_effects_id_seq OWNED BY charter.side_effects.id;
+CREATE TABLE charter.side_effects_default PARTITION OF charter.side_effects DEFAULT;
+CREATE INDEX side_effects_poll_idx ON charter.side_effects (next_retry_at, created_at)
+    WHERE status IN ('pending', 'processing', 'failed');
+CREATE INDEX side_effects_run_idx ON charter.side_effects (run_id, node_id);

@@ -1,0 +1,131 @@
+"""``client.events``, ``client.rules`` and ``client.test_clock``, sync and async: the calls
+around documents' workflow instances (:mod:`charter.instances`) for the client's org."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from charter import instances as ops
+from charter.instances import Rule, SentEvent
+from charter.store import AsyncStore, Store
+
+Connection = psycopg.Connection[Any]
+AsyncConnection = psycopg.AsyncConnection[Any]
+
+
+class Events:
+    """External events that resume ``wait_event`` nodes, keyed (``delivery:pod:SHIP-1``)."""
+
+    def __init__(self, store: Store, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    def send(
+        self,
+        key: str,
+        payload: Any = None,
+        event_id: str | None = None,
+        *,
+        connection: Connection | None = None,
+    ) -> SentEvent:
+        """Resume the instances waiting on ``key`` with ``payload``; with none waiting the
+        event is kept (7 days) for the first wait on its key. Sending the same ``event_id``
+        again changes nothing (status ``duplicate``)."""
+        return self._store.perform(ops.send_event(self._org, key, payload, event_id), connection)
+
+
+class AsyncEvents:
+    def __init__(self, store: AsyncStore, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    async def send(
+        self,
+        key: str,
+        payload: Any = None,
+        event_id: str | None = None,
+        *,
+        connection: AsyncConnection | None = None,
+    ) -> SentEvent:
+        op = ops.send_event(self._org, key, payload, event_id)
+        return await self._store.perform(op, connection)
+
+
+class Rules:
+    """The org's rule store: named, versioned expressions that ``rule`` nodes evaluate."""
+
+    def __init__(self, store: Store, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    def put(
+        self,
+        rule_id: str,
+        expression: str,
+        description: str | None = None,
+        *,
+        connection: Connection | None = None,
+    ) -> Rule:
+        """Store a new version of the rule (unchanged when it equals the latest)."""
+        op = ops.put_rule(self._org, rule_id, expression, description)
+        return self._store.perform(op, connection)
+
+    def get(
+        self, rule_id: str, version: int | None = None, *, connection: Connection | None = None
+    ) -> Rule:
+        return self._store.perform(ops.get_rule(self._org, rule_id, version), connection)
+
+
+class AsyncRules:
+    def __init__(self, store: AsyncStore, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    async def put(
+        self,
+        rule_id: str,
+        expression: str,
+        description: str | None = None,
+        *,
+        connection: AsyncConnection | None = None,
+    ) -> Rule:
+        op = ops.put_rule(self._org, rule_id, expression, description)
+        return await self._store.perform(op, connection)
+
+    async def get(
+        self,
+        rule_id: str,
+        version: int | None = None,
+        *,
+        connection: AsyncConnection | None = None,
+    ) -> Rule:
+        return await self._store.perform(ops.get_rule(self._org, rule_id, version), connection)
+
+
+class TestClock:
+    """charter's notion of now for timers and timeouts, moved forward in tests and demos
+    (development mode only): a 72-hour timeout is testable in a second."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, store: Store, development: bool) -> None:
+        self._store, self._development = store, development
+
+    def advance(self, by: timedelta | float) -> datetime:
+        """Move now forward by ``by`` (a timedelta or seconds); returns the new now."""
+        return self._store.perform(ops.advance_clock(by, self._development))
+
+    def reset(self) -> datetime:
+        return self._store.perform(ops.reset_clock(self._development))
+
+
+class AsyncTestClock:
+    __test__ = False
+
+    def __init__(self, store: AsyncStore, development: bool) -> None:
+        self._store, self._development = store, development
+
+    async def advance(self, by: timedelta | float) -> datetime:
+        return await self._store.perform(ops.advance_clock(by, self._development))
+
+    async def reset(self) -> datetime:
+        return await self._store.perform(ops.reset_clock(self._development))

@@ -1,0 +1,143 @@
+"""Documents' workflow instances as Python sees them, and the calls around them: waiting for
+a document's instance to settle, sending events, the org's rule store and the test clock.
+
+Each call is an operation of :mod:`charter.store` (written once, run sync or async), like
+:mod:`charter.documents`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from charter.documents import Document, DocumentWorkflow, document_workflow, get
+from charter.errors import ArgumentError, DocumentWaitTimeoutError, ProductionClockError
+from charter.expr.compile import compile_expression
+from charter.operations import text_argument
+from charter.payloads import json_text
+from charter.store import Call, Listen, Operation, first_json
+
+_POLL_S = 0.1
+
+
+def workflow_of(org_id: str, document_id: str) -> Operation[DocumentWorkflow | None]:
+    params = {"org_id": org_id, "document_id": text_argument(document_id, "document id")}
+    return document_workflow((yield Call("document_workflow", params, first_json)))
+
+
+def wait(org_id: str, document_id: str, timeout: float) -> Operation[Document]:
+    """The document once its instance has nothing runnable left: it waits on people, events
+    or timers, or it ended. DocumentWaitTimeoutError after ``timeout`` seconds."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ArgumentError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = yield Listen()
+        state = yield from workflow_of(org_id, document_id)
+        if state is not None and not state.runnable:
+            return (yield from get(org_id, document_id, None))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DocumentWaitTimeoutError(
+                f"Document {document_id!r}'s workflow still had work after {timeout:g}s "
+                f"(at {', '.join(state.current_nodes) if state else 'no instance yet'}). Is a "
+                "worker running (`charter worker`)? The document goes on either way."
+            )
+        yield Listen(seen, min(left, _POLL_S))
+
+
+# -- events --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SentEvent:
+    event_id: str
+    status: str  # delivered (to waiting instances) | kept (for a wait to come) | duplicate
+    matched: int
+
+
+def send_event(
+    org_id: str, key: str, payload: Any = None, event_id: str | None = None
+) -> Operation[SentEvent]:
+    params = {
+        "org_id": org_id,
+        "key": text_argument(key, "event key"),
+        "payload": None if payload is None else json_text(payload, "event payload"),
+        "event_id": None if event_id is None else text_argument(event_id, "event_id"),
+    }
+    # With the caller's event id a resend is a duplicate, so it is safe to send again.
+    call = Call(
+        "send_event", params, first_json, retry_safe=event_id is not None, what=f"event {key}"
+    )
+    data = yield call
+    return SentEvent(data["eventId"], data["status"], data["matched"])
+
+
+# -- rules ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule_id: str
+    version: int
+    expression: str
+    description: str | None
+    status: str | None = None  # stored | unchanged (put only)
+
+
+def _rule(data: dict[str, Any]) -> Rule:
+    return Rule(
+        data["ruleId"], data["version"], data["expression"], data["description"], data.get("status")
+    )
+
+
+def put_rule(
+    org_id: str, rule_id: str, expression: str, description: str | None
+) -> Operation[Rule]:
+    if not isinstance(expression, str):
+        raise ArgumentError(f"a rule's expression is a string, not {type(expression).__name__}")
+    compiled = compile_expression(expression)
+    params = {
+        "org_id": org_id,
+        "rule_id": text_argument(rule_id, "rule_id"),
+        "expression": expression,
+        "ast": Jsonb(compiled["ast"]),
+        "description": description,
+    }
+    return _rule((yield Call("put_rule", params, first_json, what=f"storing rule {rule_id}")))
+
+
+def get_rule(org_id: str, rule_id: str, version: int | None) -> Operation[Rule]:
+    params = {"org_id": org_id, "rule_id": text_argument(rule_id, "rule_id"), "version": version}
+    return _rule((yield Call("get_rule", params, first_json)))
+
+
+# -- the test clock ------------------------------------------------------------------------
+
+
+def advance_clock(by: timedelta | float, development: bool) -> Operation[datetime]:
+    if not development:
+        raise ProductionClockError(
+            "The test clock moves only in development mode; this client talks to a production "
+            "database. Set CHARTER_MODE=development for tests and demos."
+        )
+    seconds = by.total_seconds() if isinstance(by, timedelta) else by
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise ArgumentError(f"the test clock moves forward by seconds >= 0, not {by!r}")
+    rows = yield Call(
+        "advance_test_clock", {"by": f"{float(seconds)} seconds"}, list, retry_safe=False
+    )
+    return rows[0][1]  # type: ignore[no-any-return]
+
+
+def reset_clock(development: bool) -> Operation[datetime]:
+    if not development:
+        raise ProductionClockError(
+            "The test clock moves only in development mode. Set CHARTER_MODE=development."
+        )
+    rows = yield Call("reset_test_clock", {}, list)
+    return rows[0][1]  # type: ignore[no-any-return]

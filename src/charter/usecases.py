@@ -1,0 +1,360 @@
+"""Seed 002's use cases as contracts and org definitions that run: A (invoice fast lane), B
+(sales order with an ANY join), D (shipment waiting for proof of delivery, escalating on a
+timeout) and E (royalty cycle on a timer). ``charter demo documents`` and the tests run
+them end to end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _node(slot: str, local: str, node_type: str, **config: Any) -> dict[str, Any]:
+    return {"id": f"usr:{slot}:{local}", "type": node_type, "config": config}
+
+
+def _edge(slot: str, source: str, target: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"{source}->{target}",
+        "sourceNodeId": f"usr:{slot}:{source}",
+        "targetNodeId": f"usr:{slot}:{target}",
+        **extra,
+    }
+
+
+def _slot(slot_id: str, entry: str, exit_: str, window: str, stable: bool) -> dict[str, Any]:
+    return {
+        "slotId": slot_id,
+        "entryNodeId": entry,
+        "exitNodeId": exit_,
+        "defaultEditWindow": window,
+        "stableRegion": stable,
+    }
+
+
+# -- A: the AP invoice fast lane --------------------------------------------------------------
+
+
+def invoice_contract() -> dict[str, Any]:
+    return {
+        "entityType": "ap_invoice",
+        "version": 1,
+        "states": [
+            {"id": "draft", "editWindow": "editable"},
+            {"id": "submitted", "editWindow": "amend_only"},
+            {"id": "active", "editWindow": "locked", "final": True},
+            {"id": "cancelled", "editWindow": "locked"},
+        ],
+        "transitions": [
+            {"from": "draft", "to": "submitted", "gate": "submit"},
+            {"from": "submitted", "to": "active", "gate": "approve", "label": "approved"},
+            {"from": "submitted", "to": "draft", "gate": "approve", "label": "reject"},
+            {"from": "draft", "to": "cancelled", "gate": "cancel"},
+        ],
+        "slots": [
+            _slot("slot:review", "sys:state:submitted", "sys:gate:approve", "amend_only", True),
+            _slot("slot:posting", "sys:gate:approve", "sys:state:active", "locked", False),
+        ],
+        "fields": {
+            "grand_total": "number",
+            "vendor_id": "string",
+            "cost_center": "string",
+            "gl_batch": "string",
+            "posted_at": "string",
+        },
+        "actions": [{"actionType": "ap_invoice.post", "fields": ["gl_batch", "posted_at"]}],
+    }
+
+
+def invoice_org() -> dict[str, Any]:
+    review, posting = "slot:review", "slot:posting"
+    return {
+        "baseRef": {"entityType": "ap_invoice", "envelopeVersion": 1},
+        "slots": {
+            review: {
+                "nodes": [
+                    _node(
+                        review,
+                        "fast_lane",
+                        "condition",
+                        expression="entity.grand_total <= 500 && "
+                        "entity.vendor_id in org.trusted_vendors",
+                    ),
+                    _node(
+                        review,
+                        "auto_approved",
+                        "script",
+                        expression="true",
+                        assignTo="context.auto_approved",
+                    ),
+                    _node(
+                        review,
+                        "review",
+                        "approval",
+                        mode="inline",
+                        approvers=[{"role": "ap_clerk"}],
+                    ),
+                ],
+                "edges": [
+                    _edge(review, "fast_lane", "auto_approved", label="true"),
+                    _edge(review, "fast_lane", "review", label="false"),
+                ],
+                "exitEdgeMode": "join",
+            },
+            posting: {
+                "nodes": [
+                    _node(
+                        posting,
+                        "post",
+                        "action",
+                        actionType="ap_invoice.post",
+                        runAs="system",
+                        payloadTemplate={"gl_batch": "'GL-AUTO'", "posted_at": "now"},
+                    )
+                ],
+                "edges": [],
+            },
+        },
+    }
+
+
+# -- B: sales order fulfilment with an ANY join -------------------------------------------------
+
+
+def sales_order_contract() -> dict[str, Any]:
+    return {
+        "entityType": "sales_order",
+        "version": 1,
+        "states": [
+            {"id": "draft", "editWindow": "editable"},
+            {"id": "submitted", "editWindow": "amend_only"},
+            {"id": "confirmed", "editWindow": "locked", "final": True},
+        ],
+        "transitions": [
+            {"from": "draft", "to": "submitted", "gate": "submit"},
+            {"from": "submitted", "to": "confirmed", "gate": "confirm"},
+        ],
+        "slots": [
+            _slot("slot:fulfil", "sys:state:submitted", "sys:gate:confirm", "amend_only", True)
+        ],
+        "fields": {
+            "order_id": "string",
+            "grand_total": "number",
+            "credit_available": "number",
+            "reserved": "boolean",
+        },
+        "actions": [{"actionType": "sales_order.reserve_inventory", "fields": ["reserved"]}],
+    }
+
+
+def sales_order_org() -> dict[str, Any]:
+    slot = "slot:fulfil"
+    return {
+        "baseRef": {"entityType": "sales_order", "envelopeVersion": 1},
+        "slots": {
+            slot: {
+                "nodes": [
+                    _node(slot, "fan_out", "parallel_split"),
+                    _node(
+                        slot,
+                        "reserve_inventory",
+                        "action",
+                        actionType="sales_order.reserve_inventory",
+                        runAs="system",
+                        payloadTemplate={"reserved": "true"},
+                    ),
+                    _node(
+                        slot,
+                        "credit_check",
+                        "script",
+                        expression="entity.credit_available >= entity.grand_total",
+                        assignTo="context.credit_ok",
+                    ),
+                    _node(
+                        slot,
+                        "notify_warehouse",
+                        "notification",
+                        channel="email",
+                        to="role:warehouse",
+                        subject="Order {entity.order_id} to pick",
+                        body="Order {entity.order_id} totals {entity.grand_total}.",
+                    ),
+                    _node(slot, "first_done", "parallel_join", mode="any"),
+                    _node(slot, "credit_ok", "condition", expression="context.credit_ok == true"),
+                    _node(slot, "go", "script", expression="true", assignTo="context.go"),
+                    _node(
+                        slot,
+                        "payment_required",
+                        "wait_event",
+                        eventKey="payment:{entity.order_id}",
+                    ),
+                ],
+                "edges": [
+                    _edge(slot, "fan_out", "credit_check"),
+                    _edge(slot, "fan_out", "notify_warehouse"),
+                    _edge(slot, "fan_out", "reserve_inventory"),
+                    _edge(slot, "credit_check", "first_done"),
+                    _edge(slot, "notify_warehouse", "first_done"),
+                    _edge(slot, "reserve_inventory", "first_done"),
+                    _edge(slot, "first_done", "credit_ok"),
+                    _edge(slot, "credit_ok", "go", label="true"),
+                    _edge(slot, "credit_ok", "payment_required", label="false"),
+                ],
+                "exitEdgeMode": "join",
+            }
+        },
+    }
+
+
+# -- D: waiting for proof of delivery, escalating after 72 hours --------------------------------
+
+
+def shipment_contract() -> dict[str, Any]:
+    return {
+        "entityType": "shipment",
+        "version": 1,
+        "states": [
+            {"id": "draft", "editWindow": "editable"},
+            {"id": "in_transit", "editWindow": "amend_only"},
+            {"id": "delivered", "editWindow": "locked", "final": True},
+        ],
+        "transitions": [
+            {"from": "draft", "to": "in_transit", "gate": "dispatch"},
+            {"from": "in_transit", "to": "delivered", "gate": "deliver"},
+        ],
+        "slots": [
+            _slot(
+                "slot:confirmation", "sys:state:in_transit", "sys:gate:deliver", "amend_only", False
+            )
+        ],
+        "fields": {"shipment_id": "string", "carrier": "string"},
+    }
+
+
+def shipment_org() -> dict[str, Any]:
+    slot = "slot:confirmation"
+    return {
+        "baseRef": {"entityType": "shipment", "envelopeVersion": 1},
+        "slots": {
+            slot: {
+                "nodes": [
+                    _node(
+                        slot,
+                        "proof_of_delivery",
+                        "wait_event",
+                        eventKey="delivery:pod:{entity.shipment_id}",
+                        timeout="PT72H",
+                    ),
+                    _node(
+                        slot,
+                        "confirmed",
+                        "script",
+                        expression="context.event.signed_by",
+                        assignTo="context.signed_by",
+                    ),
+                    _node(
+                        slot,
+                        "escalate",
+                        "notification",
+                        channel="email",
+                        to="role:logistics_manager",
+                        subject="Shipment {entity.shipment_id} unconfirmed after 72h",
+                        body="No proof of delivery from {entity.carrier} for {entity.shipment_id}.",
+                    ),
+                    _node(
+                        slot,
+                        "manager_review",
+                        "approval",
+                        mode="inline",
+                        approvers=[{"role": "logistics_manager"}],
+                    ),
+                ],
+                "edges": [
+                    _edge(slot, "proof_of_delivery", "confirmed"),
+                    _edge(slot, "proof_of_delivery", "escalate", label="timeout"),
+                    _edge(slot, "escalate", "manager_review"),
+                ],
+                "exitEdgeMode": "join",
+            }
+        },
+    }
+
+
+# -- E: the franchise royalty cycle -------------------------------------------------------------
+
+
+def royalty_contract() -> dict[str, Any]:
+    return {
+        "entityType": "royalty_period",
+        "version": 1,
+        "states": [
+            {"id": "open", "editWindow": "editable"},
+            {"id": "closed", "editWindow": "locked", "final": True},
+        ],
+        "transitions": [{"from": "open", "to": "closed", "gate": "close"}],
+        "slots": [_slot("slot:cycle", "sys:state:open", "sys:gate:close", "editable", False)],
+        "fields": {
+            "franchisee": "string",
+            "sales": "number",
+            "anomalies": "boolean",
+            "statement_ready": "boolean",
+        },
+        "actions": [
+            {"actionType": "royalty_period.generate_statement", "fields": ["statement_ready"]}
+        ],
+    }
+
+
+def royalty_org() -> dict[str, Any]:
+    slot = "slot:cycle"
+    return {
+        "baseRef": {"entityType": "royalty_period", "envelopeVersion": 1},
+        "slots": {
+            slot: {
+                "nodes": [
+                    _node(slot, "month_end", "wait_timer", duration="P30D"),
+                    _node(
+                        slot,
+                        "generate_statement",
+                        "action",
+                        actionType="royalty_period.generate_statement",
+                        runAs="system",
+                        payloadTemplate={"statement_ready": "true"},
+                    ),
+                    _node(slot, "anomalies", "condition", expression="entity.anomalies == true"),
+                    _node(
+                        slot,
+                        "audit",
+                        "approval",
+                        mode="inline",
+                        approvers=[{"role": "franchise_ops"}],
+                    ),
+                    _node(
+                        slot,
+                        "send_statement",
+                        "webhook_out",
+                        url="https://portal.example.com/franchisees/{entity.franchisee}/statements",
+                        payloadTemplate={
+                            "franchisee": "{entity.franchisee}",
+                            "sales": "{entity.sales}",
+                        },
+                    ),
+                ],
+                "edges": [
+                    _edge(slot, "month_end", "generate_statement"),
+                    _edge(slot, "generate_statement", "anomalies"),
+                    _edge(slot, "anomalies", "audit", label="true"),
+                    _edge(slot, "anomalies", "send_statement", label="false"),
+                    _edge(slot, "audit", "send_statement"),
+                ],
+            }
+        },
+    }
+
+
+USE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "A": (invoice_contract(), invoice_org()),
+    "B": (sales_order_contract(), sales_order_org()),
+    "D": (shipment_contract(), shipment_org()),
+    "E": (royalty_contract(), royalty_org()),
+}

@@ -1,0 +1,154 @@
+"""The documents engine inside ``charter worker``: applies the events outbox to workflow
+instances and resumes waits that are due (seed 002 § Outbox Worker Query Contract).
+
+One loop: claim a batch of document events (``FOR UPDATE SKIP LOCKED``, status
+``processing`` with a lease), apply them (each in its own subtransaction: completed, or
+failed with backoff, or dead-lettered), resume the waits whose time came (timers, events
+that arrived, timeouts, confirmed deliveries), then wait for ``NOTIFY charter_events`` or
+the poll interval. Everything an instance does happens in SQL under the document's lock;
+this loop only decides when to ask.
+
+WF-07: before the engine touches a workflow version it must have been verified here (hash
+and compiler version); the SQL refuses versions missing from the verified list, and fails
+instances of versions this worker refused, naming why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from charter.backoff import Backoff
+from charter.engine.artifacts import problem, stored_version
+from charter.errors import CompiledWorkflowError
+from charter.store import AsyncStore, Call, first_value, json_rows
+from charter.worker.completion import RETRYABLE_DB_ERRORS
+
+log = logging.getLogger("charter.worker")
+
+_VERIFY_INTERVAL_S = 5.0
+
+
+@dataclass
+class EngineCounts:
+    applied: int = 0
+    failed: int = 0
+    resumed: int = 0
+
+
+@dataclass
+class DocumentsEngine:
+    store: AsyncStore
+    worker_id: str
+    batch_size: int = 100
+    lease_seconds: int = 30
+    poll_interval: float = 0.2
+    counts: EngineCounts = field(default_factory=EngineCounts)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
+    _verified_at: float = -1e9
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        backoff = Backoff()
+        while not stopping.is_set():
+            self.wake.clear()
+            try:
+                busy = await self.step()
+            except RETRYABLE_DB_ERRORS as exc:
+                await backoff.sleep("applying document events", exc, stopping)
+                continue
+            except Exception:  # never let the engine stop silently
+                log.exception("the documents engine failed; trying again")
+                await backoff.sleep("applying document events", RuntimeError("engine"), stopping)
+                continue
+            backoff.reset()
+            if not busy:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), self.poll_interval)
+
+    async def step(self) -> bool:
+        """One round: events, then due waits. True when there was work (look again at once)."""
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._verified_at > _VERIFY_INTERVAL_S:
+            await self.verify_versions()
+        claimed = await self.store.execute(
+            Call(
+                "claim_document_events",
+                {
+                    "worker_id": self.worker_id,
+                    "limit": self.batch_size,
+                    "lease_seconds": self.lease_seconds,
+                },
+                first_value,
+            )
+        )
+        if claimed:
+            await self.verify_versions()  # an event may start an instance of a new version
+            result = await self.store.execute(
+                Call(
+                    "apply_document_events",
+                    {"events": Jsonb(claimed), **self._verdict_params()},
+                    first_value,
+                    retry_safe=False,
+                    what="applying document events",
+                )
+            )
+            self.counts.applied += result["applied"]
+            self.counts.failed += result["failed"]
+            if result["failed"]:
+                log.warning(
+                    "%d of %d document events failed; they are retried with backoff",
+                    result["failed"],
+                    len(claimed),
+                    extra={"worker": self.worker_id},
+                )
+        resumed = await self.store.execute(
+            Call(
+                "fire_due_waits",
+                {"limit": self.batch_size, **self._verdict_params()},
+                first_value,
+                retry_safe=False,
+                what="resuming due waits",
+            )
+        )
+        self.counts.resumed += resumed or 0
+        return bool(claimed) or bool(resumed)
+
+    async def verify_versions(self) -> None:
+        """Verify (WF-07) every contracted workflow version not judged yet."""
+        self._verified_at = asyncio.get_running_loop().time()
+        rows = await self.store.execute(
+            Call("engine_versions", {"known": sorted(self._verdicts)}, json_rows)
+        )
+        for row in rows:
+            version = stored_version(row)
+            verdict = problem(version)
+            self._verdicts[version.version_id] = verdict
+            if verdict is not None:
+                log.error(
+                    "version %d of workflow '%s' (%s) will not run: [%s] %s",
+                    version.version,
+                    version.flow,
+                    version.version_id,
+                    verdict.code,
+                    verdict.message,
+                    extra={"worker": self.worker_id},
+                )
+
+    def _verdict_params(self) -> dict[str, Any]:
+        return {
+            "verified": sorted(v for v, verdict in self._verdicts.items() if verdict is None),
+            "refused": Jsonb(
+                {
+                    v: f"[{verdict.code}] {verdict.message}"
+                    for v, verdict in self._verdicts.items()
+                    if verdict is not None
+                }
+            ),
+            "worker_id": self.worker_id,
+        }

@@ -1,0 +1,50 @@
+"""Documents' workflows running: seed 002's use cases published for org acme, its directory,
+and a worker that runs the documents engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from charter import Client
+from charter.usecases import USE_CASES
+
+from ..workers import running_worker
+
+
+@pytest.fixture
+def acme(db_url, monkeypatch) -> Iterator[Client]:
+    """Org acme with every use case published (contract and org definition) and its people."""
+    monkeypatch.setenv("CHARTER_MODE", "development")  # the test clock may move
+    with Client(db_url, org_id="acme") as client:
+        for contract, org in USE_CASES.values():
+            client.definitions.publish(contract)
+            client.definitions.publish(contract, org)
+        client.directory.put_user("clerk", roles=["ap_clerk"], email="clerk@example.com")
+        client.directory.put_user("sales", roles=["sales"], email="sales@example.com")
+        client.directory.put_user("wh", roles=["warehouse"], email="wh@example.com")
+        client.directory.put_user(
+            "boss", roles=["logistics_manager", "franchise_ops"], email="boss@example.com"
+        )
+        client.directory.put_org({"trusted_vendors": ["v-trusted"]})
+        yield client
+
+
+@pytest.fixture
+def engine(db_url) -> Iterator[Any]:
+    """A worker running the documents engine alone (no flows)."""
+    with running_worker(db_url, poll_interval=0.05) as worker:
+        yield worker
+
+
+@pytest.fixture
+def sql(db_url) -> Callable[..., list[tuple[Any, ...]]]:
+    def run(query: str, *params: Any) -> list[tuple[Any, ...]]:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            cursor = conn.execute(query, params)
+            return cursor.fetchall() if cursor.description else []
+
+    return run

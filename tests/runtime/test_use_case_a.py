@@ -1,0 +1,43 @@
+"""Use case A: a small invoice from a trusted vendor is approved by its workflow, posted by an
+action, then locked; a large one waits for a person's approval."""
+
+from __future__ import annotations
+
+import pytest
+
+from charter.errors import WorkflowEditLockedError, WorkflowGatePendingError
+
+
+def test_the_fast_lane_approves_posts_and_locks(acme, engine):
+    docs = acme.documents
+    doc = docs.create("ap_invoice", {"grand_total": 120, "vendor_id": "v-trusted"}, actor="clerk")
+    docs.transition(doc.id, "submit", actor="clerk")
+    done = docs.wait(doc.id, timeout=20)
+    assert done.state == "active"
+    assert done.data["gl_batch"] == "GL-AUTO"
+    assert done.workflow.status == "completed"
+    history = [(e.action, e.actor, e.via) for e in docs.history(doc.id)]
+    assert history == [
+        ("create", "clerk", "api"),
+        ("submit", "clerk", "api"),
+        ("approve", "system", "workflow"),
+        ("ap_invoice.post", "system", "workflow"),
+    ]
+    with pytest.raises(WorkflowEditLockedError):
+        docs.update(doc.id, {"grand_total": 99}, actor="clerk")
+    run = acme.get_run(done.workflow.run_id)
+    fast = [s for s in run.steps if s.slug == "usr:slot:review:fast_lane"]
+    assert len(fast) == 1 and fast[0].chosen_edge_ids == ["fast_lane->auto_approved"]
+    assert fast[0].output["audit"]["result"] is True
+
+
+def test_a_large_invoice_waits_for_an_approval_and_a_user_may_not_skip_it(acme, engine):
+    docs = acme.documents
+    doc = docs.create("ap_invoice", {"grand_total": 9000, "vendor_id": "v-1"}, actor="clerk")
+    docs.transition(doc.id, "submit", actor="clerk")
+    waiting = docs.wait(doc.id, timeout=20)
+    assert waiting.state == "submitted"
+    assert [w.kind for w in waiting.workflow.waiting_for] == ["approval"]
+    assert "usr:slot:review:review" in waiting.workflow.current_nodes
+    with pytest.raises(WorkflowGatePendingError, match="waits for: approval"):
+        docs.transition(doc.id, "approve", actor="clerk", to="active")
