@@ -148,6 +148,9 @@ def sales_order_contract() -> dict[str, Any]:
 
 
 def sales_order_org() -> dict[str, Any]:
+    """Reserve inventory, wait for a backorder and tell the warehouse in parallel; the first
+    path done wins the ANY join (the others are cancelled, with evidence); then the credit
+    check: enough credit confirms the order, too little waits for a payment event."""
     slot = "slot:fulfil"
     return {
         "baseRef": {"entityType": "sales_order", "envelopeVersion": 1},
@@ -163,13 +166,7 @@ def sales_order_org() -> dict[str, Any]:
                         runAs="system",
                         payloadTemplate={"reserved": "true"},
                     ),
-                    _node(
-                        slot,
-                        "credit_check",
-                        "script",
-                        expression="entity.credit_available >= entity.grand_total",
-                        assignTo="context.credit_ok",
-                    ),
+                    _node(slot, "backorder", "wait_event", eventKey="backorder:{entity.order_id}"),
                     _node(
                         slot,
                         "notify_warehouse",
@@ -180,8 +177,13 @@ def sales_order_org() -> dict[str, Any]:
                         body="Order {entity.order_id} totals {entity.grand_total}.",
                     ),
                     _node(slot, "first_done", "parallel_join", mode="any"),
-                    _node(slot, "credit_ok", "condition", expression="context.credit_ok == true"),
-                    _node(slot, "go", "script", expression="true", assignTo="context.go"),
+                    _node(
+                        slot,
+                        "credit_check",
+                        "condition",
+                        expression="entity.credit_available >= entity.grand_total",
+                    ),
+                    _node(slot, "go", "script", expression="true", assignTo="context.credit_ok"),
                     _node(
                         slot,
                         "payment_required",
@@ -190,15 +192,15 @@ def sales_order_org() -> dict[str, Any]:
                     ),
                 ],
                 "edges": [
-                    _edge(slot, "fan_out", "credit_check"),
-                    _edge(slot, "fan_out", "notify_warehouse"),
-                    _edge(slot, "fan_out", "reserve_inventory"),
-                    _edge(slot, "credit_check", "first_done"),
-                    _edge(slot, "notify_warehouse", "first_done"),
+                    _edge(slot, "fan_out", "reserve_inventory", priority=0),
+                    _edge(slot, "fan_out", "backorder", priority=1),
+                    _edge(slot, "fan_out", "notify_warehouse", priority=2),
                     _edge(slot, "reserve_inventory", "first_done"),
-                    _edge(slot, "first_done", "credit_ok"),
-                    _edge(slot, "credit_ok", "go", label="true"),
-                    _edge(slot, "credit_ok", "payment_required", label="false"),
+                    _edge(slot, "backorder", "first_done"),
+                    _edge(slot, "notify_warehouse", "first_done"),
+                    _edge(slot, "first_done", "credit_check"),
+                    _edge(slot, "credit_check", "go", label="true"),
+                    _edge(slot, "credit_check", "payment_required", label="false"),
                 ],
                 "exitEdgeMode": "join",
             }

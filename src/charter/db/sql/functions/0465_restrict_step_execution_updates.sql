@@ -61,7 +61,8 @@ BEGIN
         RETURN NEW;
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH002',
-        MESSAGE = format('charter.%s: status %s cannot become %s (terminal states are final)', TG_TABLE_NAME, OLD.status, NEW.status),
+        MESSAGE = format('charter.%s: status %s cannot become %s (terminal states are final)',
+                         regexp_replace(TG_TABLE_NAME, '_(default|\d{4}_\d{2})$', ''), OLD.status, NEW.status),
         HINT = 'Use the recorded admin calls (retry_run; a dead letter back to pending) to resume work.';
 END;
 $$;

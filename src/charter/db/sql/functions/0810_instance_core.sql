@@ -157,7 +157,7 @@ BEGIN
                ready_at = NULL, completed_at = NULL
          WHERE s.run_id = p_instance.id AND s.step_slug = ANY (charter._reachable(p_wf, p_node));
         UPDATE charter.step_states AS s
-           SET status = 'ready', arrivals = s.required, token = 't' || v_epoch, outcome = p_outcome, ready_at = now()
+           SET status = 'ready', arrivals = s.required, token = 't' || v_epoch, outcome = p_outcome, ready_at = clock_timestamp()
          WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
         RETURN;
     END IF;
@@ -182,7 +182,7 @@ BEGIN
             RETURN;
         END IF;
         UPDATE charter.step_states AS s
-           SET status = 'ready', arrivals = s.arrivals + 1, token = v_token, outcome = p_outcome, ready_at = now()
+           SET status = 'ready', arrivals = s.arrivals + 1, token = v_token, outcome = p_outcome, ready_at = clock_timestamp()
          WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
         v_prefix := v_token || '/' || (v_join->>'split') || '#';
         FOR v_loser IN SELECT s.step_slug FROM charter.step_states AS s
@@ -201,7 +201,7 @@ BEGIN
            status = CASE WHEN s.arrivals + 1 < s.required THEN 'waiting'
                          WHEN s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN 'skipped'
                          ELSE 'ready' END,
-           ready_at = CASE WHEN s.arrivals + 1 >= s.required THEN now() END,
+           ready_at = CASE WHEN s.arrivals + 1 >= s.required THEN clock_timestamp() END,
            completed_at = CASE WHEN s.arrivals + 1 >= s.required
                                 AND s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN now() END
      WHERE s.run_id = p_instance.id AND s.step_slug = p_node

@@ -60,8 +60,17 @@ BEGIN
         ARRAY(SELECT e FROM (SELECT charter._edge_toward(p_wf, v_state_node, p_gate) AS e) AS x WHERE e IS NOT NULL),
         jsonb_build_object('left', jsonb_build_object('gate', v_config->>'gate', 'to', v_to)), v_actor);
     -- The gate is ready now (arrived from its state or from its body's exit).
-    UPDATE charter.step_states AS s SET status = 'ready', token = coalesce(s.token, 't' || p_instance.epoch), arrivals = s.required
+    UPDATE charter.step_states AS s
+       SET status = 'ready', token = coalesce(s.token, 't' || p_instance.epoch), arrivals = s.required, ready_at = clock_timestamp()
      WHERE s.run_id = p_instance.id AND s.step_slug = p_gate AND s.status = 'waiting';
+    IF p_user_transition IS NOT NULL THEN
+        -- WF-14: the user's pass is this gate's execution; its receipt comes first.
+        INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
+        SELECT p_instance.id, charter._instance_key(p_instance.id, p_gate, s.token, v_before.document_version),
+               p_instance.org_id
+          FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.step_slug = p_gate
+        ON CONFLICT DO NOTHING;
+    END IF;
     v_edge := charter._edge_toward(p_wf, p_gate, 'sys:state:' || v_to);
     IF v_edge IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH035',
@@ -395,8 +404,7 @@ BEGIN
            AND (v_document.version = v_instance.document_version
                 OR v_wf #>> ARRAY['nodes', s.step_slug, 'type'] IN
                    ('start', 'end', 'lifecycle_state', 'slot_entry', 'slot_exit', 'parallel_split', 'parallel_join'))
-         ORDER BY (SELECT o.n FROM jsonb_array_elements_text(v_wf->'topologicalOrder') WITH ORDINALITY AS o(id, n)
-                    WHERE o.id = s.step_slug), s.step_slug
+         ORDER BY s.ready_at, s.step_slug  -- first ready, first run: a split's paths in edge order
          LIMIT 1;
         EXIT WHEN v_node IS NULL;
         v_steps := v_steps + 1;

@@ -179,9 +179,12 @@ AS $$
 DECLARE
     v_effect charter.side_effects;
 BEGIN
+    -- Delivered: through processing (the state machine's only way to completed).
+    UPDATE charter.side_effects AS x SET status = 'processing', attempts = x.attempts + 1
+     WHERE x.id = p_effect_id AND x.status IN ('pending', 'failed');
     UPDATE charter.side_effects AS x
        SET status = 'completed', completed_at = now(), response = p_response
-     WHERE x.id = p_effect_id AND x.status IN ('pending', 'processing', 'failed')
+     WHERE x.id = p_effect_id AND x.status = 'processing'
     RETURNING * INTO v_effect;
     IF NOT FOUND THEN
         RETURN false;
