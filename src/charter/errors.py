@@ -31,7 +31,9 @@ The tree::
     ├── CompiledWorkflowError         WORKFLOW_ARTIFACT_INVALID (WF-07):
     │   ├── WorkflowCompilerStaleError    WORKFLOW_COMPILER_STALE
     │   ├── WorkflowHashMismatchError     WORKFLOW_HASH_MISMATCH
-    │   └── WorkflowArtifactMissingError  WORKFLOW_ARTIFACT_MISSING
+    │   ├── WorkflowArtifactMissingError  WORKFLOW_ARTIFACT_MISSING
+    │   └── WorkflowArtifactUnverifiedError WORKFLOW_ARTIFACT_UNVERIFIED (not verified by a
+    │                                     worker yet, or refused by it)
     ├── FlowLoadError                 FLOW_LOAD_FAILED (a module:attribute gave no flows)
     ├── FlowShapeInvalidError         FLOW_SHAPE_INVALID (a shape sent to SQL is malformed)
     ├── FlowShapeMismatchError        FLOW_SHAPE_MISMATCH (production flow differs from code)
@@ -60,7 +62,17 @@ The tree::
     │   ├── ActorUnknownError             ACTOR_UNKNOWN (not in the org's directory)
     │   ├── EntityTypeUnknownError        ENTITY_TYPE_UNKNOWN (no published contract)
     │   ├── OrgMismatchError              ORG_MISMATCH (two orgs in one transaction)
-    │   └── DefinitionNotFoundError       DEFINITION_NOT_FOUND
+    │   ├── DefinitionNotFoundError       DEFINITION_NOT_FOUND
+    │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
+    │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
+    ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
+    │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
+    │   ├── WorkflowVersionDriftError     WORKFLOW_VERSION_DRIFT (WF-05)
+    │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
+    │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
+    ├── EventInvalidError             EVENT_INVALID (an event's key or id)
+    ├── RuleNotFoundError             RULE_NOT_FOUND (the org's rule store)
+    ├── ProductionClockError          TEST_CLOCK_DISABLED (the test clock outside development)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,

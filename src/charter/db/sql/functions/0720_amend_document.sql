@@ -31,6 +31,9 @@ DECLARE
     v_successor text;
     v_via      text := CASE WHEN charter._is_engine() AND p_via IN ('workflow', 'system') THEN p_via ELSE 'api' END;
 BEGIN
+    -- The engine's lock order (the document's lock, its row, its instance's waits): an
+    -- amendment ends the instance, so it takes them the same way.
+    PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_org || '/' || p_document_id));
     SELECT * INTO v_doc FROM charter.documents AS d
      WHERE d.org_id = v_org AND d.id = p_document_id FOR UPDATE;
     IF NOT FOUND THEN

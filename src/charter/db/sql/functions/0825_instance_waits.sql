@@ -2,8 +2,9 @@
 -- timeout passes), deliveries when the side-effects worker confirms them. The claim below
 -- is the scheduler: a wait's due_at is when it may resume, indexed, taken with SKIP LOCKED.
 
--- Resumes up to p_limit due waits, each in its own subtransaction. A wait whose document
--- another transaction holds is left for the next call (never waited on under row locks).
+-- Resumes up to p_limit due waits, each in its own subtransaction. Locks are taken in the
+-- engine's one order — the document's lock, then the document row, then its waits — and a
+-- document another transaction holds is left for the next call (try-lock: never waited on).
 CREATE OR REPLACE FUNCTION charter.fire_due_waits(
     p_limit integer, p_verified text[], p_refused jsonb DEFAULT '{}', p_worker_id text DEFAULT NULL)
 RETURNS integer
@@ -12,16 +13,22 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_wait    charter.instance_waits;
-    v_doc     text;
-    v_fired   integer := 0;
-    v_message text;
+    v_candidate record;
+    v_wait      charter.instance_waits;
+    v_fired     integer := 0;
+    v_message   text;
 BEGIN
-    FOR v_wait IN SELECT w.* FROM charter.instance_waits AS w
-                   WHERE w.due_at <= charter._now() AND w.kind <> 'handler'
-                   ORDER BY w.due_at LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
-        SELECT i.org_id || '/' || i.document_id INTO v_doc FROM charter.workflow_instances AS i WHERE i.id = v_wait.run_id;
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_doc));
+    FOR v_candidate IN SELECT w.run_id, w.node_id, i.org_id || '/' || i.document_id AS doc
+                         FROM charter.instance_waits AS w
+                         JOIN charter.workflow_instances AS i ON i.id = w.run_id
+                        WHERE w.due_at <= charter._now() AND w.kind <> 'handler'
+                        ORDER BY w.due_at LIMIT p_limit LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_candidate.doc));
+        SELECT * INTO v_wait FROM charter.instance_waits AS w
+         WHERE w.run_id = v_candidate.run_id AND w.node_id = v_candidate.node_id
+           AND w.due_at <= charter._now()
+         FOR UPDATE;
+        CONTINUE WHEN NOT FOUND;  -- resumed or withdrawn meanwhile
         BEGIN
             PERFORM charter._resume_wait(v_wait, p_verified, p_refused);
             v_fired := v_fired + 1;
