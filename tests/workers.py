@@ -19,7 +19,11 @@ from .engine import install
 
 @contextmanager
 def running_worker(
-    db_url: str, *flows: Flow, install_flows: bool = True, **settings: Any
+    db_url: str,
+    *flows: Flow,
+    install_flows: bool = True,
+    actions: dict[str, Any] | None = None,
+    **settings: Any,
 ) -> Iterator[Worker]:
     """A worker serving ``flows`` in a thread; ``install_flows=False`` when the test has put
     the versions it wants in the database itself."""
@@ -28,7 +32,9 @@ def running_worker(
             for flow in flows:
                 install(conn, flow)
     options = {"poll_interval": 0.2, **settings}
-    worker = Worker(list(flows), DatabaseTarget(db_url, "test"), WorkerSettings(**options))
+    worker = Worker(
+        list(flows), DatabaseTarget(db_url, "test"), WorkerSettings(**options), actions=actions
+    )
     loop = asyncio.new_event_loop()
     errors: list[BaseException] = []
 

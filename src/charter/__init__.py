@@ -1,5 +1,6 @@
 """charter: durable, contracted workflows that live in PostgreSQL."""
 
+from charter.actions import ActionContext, action
 from charter.canonical import canonical_hash, canonical_json
 from charter.client import AsyncClient, Client
 from charter.compiler.flows import compare_flow_shapes, compile_flow, extract_flow_shape
@@ -11,6 +12,7 @@ from charter.outcomes import NonRetryable
 from charter.worker.context import Context
 
 __all__ = [
+    "ActionContext",
     "AsyncClient",
     "CharterError",
     "Client",
@@ -20,6 +22,7 @@ __all__ = [
     "Run",
     "Step",
     "StepInfo",
+    "action",
     "canonical_hash",
     "canonical_json",
     "compare_flow_shapes",

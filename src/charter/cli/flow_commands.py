@@ -11,6 +11,7 @@ import sys
 from rich.prompt import Confirm
 
 from charter import operations as ops
+from charter.actions import registered_actions
 from charter.cli.common import err, log, out, target
 from charter.cli.options import flag, option, positive_float, positive_int
 from charter.client import Client
@@ -111,7 +112,7 @@ def worker_command(
     pool_size: int,
     check_only: bool,
 ) -> int:
-    loaded = load_flows(flows) if flows else []
+    loaded = load_flows(flows, allow_actions_only=True) if flows else []
     resolved = target(database_url)
     with connection.connect(resolved) as conn:
         # A least-privilege role (charter_worker) starts without DDL: it only checks.
@@ -133,7 +134,7 @@ def worker_command(
         block_warning_seconds=block_warning,
         pool_size=pool_size,
     )
-    worker = Worker(loaded, resolved, settings)
+    worker = Worker(loaded, resolved, settings, actions=registered_actions())
     asyncio.run(worker.serve(install_signals=True))
     if worker.has_running_threads:
         # A sync handler still running past the grace period cannot be interrupted; its

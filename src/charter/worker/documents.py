@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from charter.actions import ActionContext, ActionHandler
 from charter.backoff import Backoff
 from charter.engine.artifacts import problem, stored_version
 from charter.errors import CompiledWorkflowError
+from charter.payloads import json_text
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.completion import RETRYABLE_DB_ERRORS
 
@@ -39,6 +43,7 @@ class EngineCounts:
     applied: int = 0
     failed: int = 0
     resumed: int = 0
+    actions: int = 0
 
 
 @dataclass
@@ -48,6 +53,7 @@ class DocumentsEngine:
     batch_size: int = 100
     lease_seconds: int = 30
     poll_interval: float = 0.2
+    actions: dict[str, ActionHandler] = field(default_factory=dict)
     counts: EngineCounts = field(default_factory=EngineCounts)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
@@ -117,7 +123,84 @@ class DocumentsEngine:
             )
         )
         self.counts.resumed += resumed or 0
-        return bool(claimed) or bool(resumed)
+        ran = await self.run_actions() if self.actions else 0
+        return bool(claimed) or bool(resumed) or bool(ran)
+
+    async def run_actions(self) -> int:
+        """Claim the handler tasks of this worker's @charter.action handlers and run them."""
+        tasks = await self.store.execute(
+            Call(
+                "claim_action_tasks",
+                {
+                    "worker_id": self.worker_id,
+                    "action_types": sorted(self.actions),
+                    "limit": self.batch_size,
+                    "lease_seconds": self.lease_seconds,
+                },
+                json_rows,
+            )
+        )
+        await asyncio.gather(*(self._run_action(task) for task in tasks))
+        return len(tasks)
+
+    async def _run_action(self, task: dict[str, Any]) -> None:
+        handler = self.actions[task["actionType"]]
+        ctx = ActionContext(
+            action_type=task["actionType"],
+            run_id=task["runId"],
+            node_id=task["nodeId"],
+            document_id=task["documentId"],
+            entity_version=task["entityVersion"],
+            payload=task.get("payload") or {},
+            idempotency_key=task["idempotencyKey"],
+            attempt=task["attempt"],
+            logger=logging.getLogger(f"charter.action.{task['actionType']}"),
+        )
+        patch: Any = None
+        error: dict[str, Any] | None = None
+        permanent = False
+        try:
+            if inspect.iscoroutinefunction(handler):
+                patch = await handler(task["document"], ctx)
+            else:
+                patch = await asyncio.to_thread(handler, task["document"], ctx)
+            if patch is not None and not isinstance(patch, dict):
+                raise TypeError(
+                    f"an action handler returns a dict of fields to set (or None), not "
+                    f"{type(patch).__name__}"
+                )
+            json_text(patch or {}, "action result")
+        except Exception as exc:
+            permanent = getattr(exc, "permanent", False) is True or isinstance(exc, TypeError)
+            error = {
+                "type": type(exc).__name__,
+                "message": str(exc)[:2000],
+                "traceback": traceback.format_exc()[-8000:],
+            }
+            log.warning(
+                "action %s at %s (attempt %d) failed: %s",
+                ctx.action_type,
+                ctx.node_id,
+                ctx.attempt,
+                exc,
+                extra={"worker": self.worker_id, "run_id": ctx.run_id},
+            )
+        await self.store.execute(
+            Call(
+                "finish_action_task",
+                {
+                    "run_id": ctx.run_id,
+                    "node_id": ctx.node_id,
+                    "worker_id": self.worker_id,
+                    "patch": None if error else Jsonb(patch or {}),
+                    "error": Jsonb(error) if error else None,
+                    "permanent": permanent,
+                },
+                first_value,
+                retry_safe=True,  # fenced by the worker id: a resend finds it answered
+            )
+        )
+        self.counts.actions += 1
 
     async def verify_versions(self) -> None:
         """Verify (WF-07) every contracted workflow version not judged yet."""

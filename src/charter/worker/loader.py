@@ -7,14 +7,16 @@ import os
 import sys
 from typing import Any
 
+from charter.actions import registered_actions
 from charter.dsl.flow import Flow
 from charter.errors import CharterError, FlowLoadError
 
 
-def load_flows(spec: str) -> list[Flow]:
+def load_flows(spec: str, *, allow_actions_only: bool = False) -> list[Flow]:
     """The flows of ``spec``: every module-level Flow of a module, or the Flow (or list of
     Flows) that ``module:attribute`` names. The current directory is importable, as with
-    ``python -m``."""
+    ``python -m``. With ``allow_actions_only`` (the worker), a module that registers
+    ``@charter.action`` handlers may define no flow."""
     module_name, _, attribute = spec.partition(":")
     if not module_name:
         raise FlowLoadError(
@@ -34,6 +36,8 @@ def load_flows(spec: str) -> list[Flow]:
             )
     else:
         flows = _module_flows(module)
+        if not flows and allow_actions_only and registered_actions():
+            return []
         if not flows:
             raise FlowLoadError(
                 f"Module {module_name} defines no Flow at module level. Define one there "

@@ -34,6 +34,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from charter.actions import ActionHandler
 from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget, pool_conninfo
@@ -76,6 +77,7 @@ class Worker:
         *,
         worker_id: str | None = None,
         documents: bool = True,
+        actions: dict[str, ActionHandler] | None = None,
     ) -> None:
         self.flows = {flow.slug: flow for flow in flows}
         self.target = target
@@ -112,6 +114,7 @@ class Worker:
                 self.id,
                 lease_seconds=self.settings.lease_seconds,
                 poll_interval=min(self.settings.poll_interval, 0.2),
+                actions=dict(actions or {}),
             )
             if documents
             else None
@@ -156,7 +159,16 @@ class Worker:
             ", ".join(sorted(self.flows)) or "none",
             ", ".join(self.versions) or "none",
             self.settings.concurrency,
-            "; the documents engine" if self.documents else "",
+            (
+                "; the documents engine"
+                + (
+                    f" with actions {', '.join(sorted(self.documents.actions))}"
+                    if self.documents.actions
+                    else ""
+                )
+                if self.documents
+                else ""
+            ),
             extra={"worker": self.id},
         )
         loops = [
@@ -191,6 +203,12 @@ class Worker:
                 self.failed,
                 extra={"worker": self.id},
             )
+
+    def _documents_summary(self) -> str:
+        if self.documents is None:
+            return ""
+        actions = ", ".join(sorted(self.documents.actions))
+        return "; the documents engine" + (f" with actions {actions}" if actions else "")
 
     @property
     def has_running_threads(self) -> bool:

@@ -246,3 +246,10 @@ SELECT set_config('charter.mode', 'development', true), charter.advance_test_clo
 
 -- name: reset_test_clock
 SELECT set_config('charter.mode', 'development', true), charter.reset_test_clock();
+
+-- name: claim_action_tasks
+SELECT charter.claim_action_tasks(%(worker_id)s, %(action_types)s::text[], %(limit)s, %(lease_seconds)s);
+
+-- name: finish_action_task
+SELECT charter.finish_action_task(%(run_id)s, %(node_id)s, %(worker_id)s, %(patch)s::jsonb,
+                                  %(error)s::jsonb, %(permanent)s);

@@ -21,7 +21,7 @@ BEGIN
     FOR v_candidate IN SELECT w.run_id, w.node_id, i.org_id || '/' || i.document_id AS doc
                          FROM charter.instance_waits AS w
                          JOIN charter.workflow_instances AS i ON i.id = w.run_id
-                        WHERE w.due_at <= charter._now() AND w.kind <> 'handler'
+                        WHERE w.due_at <= charter._now() AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
                         ORDER BY w.due_at LIMIT p_limit LOOP
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_candidate.doc));
         SELECT * INTO v_wait FROM charter.instance_waits AS w
@@ -59,6 +59,8 @@ DECLARE
     v_output   jsonb;
     v_outcome  text;
     v_resume   jsonb := coalesce(p_wait.resume, '{}'::jsonb);
+    v_version  integer;
+    v_result   jsonb;
 BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id;
     PERFORM 1 FROM charter.documents AS d
@@ -111,6 +113,31 @@ BEGIN
             v_outcome := CASE WHEN v_outcome = 'rejected' THEN 'reject' ELSE v_outcome END;
         END IF;
         v_output := jsonb_build_object('approval', v_resume);
+    WHEN 'handler' THEN
+        IF v_resume ? 'error' THEN
+            PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, v_resume->'error' || jsonb_build_object(
+                'node', p_wait.node_id, 'actionType', p_wait.detail->>'actionType', 'attempts', p_wait.attempts));
+            RETURN;
+        END IF;
+        SELECT d.version INTO v_version FROM charter.documents AS d
+         WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id;
+        IF v_version <> v_instance.document_version THEN
+            -- The document has changes the instance has not seen: apply the patch after them.
+            RAISE EXCEPTION 'document % changed meanwhile; the action result waits for its events',
+                v_instance.document_id;
+        END IF;
+        v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
+        v_output := jsonb_build_object('handler', jsonb_build_object(
+            'actionType', p_wait.detail->>'actionType', 'patch', v_resume->'patch', 'attempts', p_wait.attempts));
+        IF v_resume->'patch' <> '{}'::jsonb THEN
+            v_result := charter.mutate(v_instance.org_id, p_wait.detail->>'actionType', v_instance.document_id,
+                v_resume->'patch', coalesce(p_wait.detail->>'runAs', 'system'),
+                p_reason => format('workflow action at %s', p_wait.node_id), p_trace_id => v_instance.trace_id,
+                p_via => 'workflow', p_node_id => p_wait.node_id);
+            UPDATE charter.workflow_instances AS i SET document_version = (v_result->>'version')::integer
+             WHERE i.id = v_instance.id;
+            v_output := v_output || jsonb_build_object('mutation', jsonb_build_object('version', v_result->'version'));
+        END IF;
     ELSE
         v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
         v_output := v_resume;

@@ -20,7 +20,8 @@ GRANT EXECUTE ON FUNCTION
     charter.check_flow, charter.schema_state, charter.version_artifacts,
     charter.mutate, charter.amend_document, charter.get_document, charter.current_definition,
     charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
-    charter.confirm_side_effect, charter.document_workflow, charter.engine_versions
+    charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
+    charter.claim_action_tasks, charter.finish_action_task
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.

@@ -1,0 +1,76 @@
+-- Python actions (@charter.action): an action node whose type the contract does not declare
+-- waits as a handler task. Workers with that handler claim it (the claim is the scheduler:
+-- due_at is when it may run, then when its lease ends), run it at least once, and hand the
+-- field patch back; the engine applies it through mutate() when it resumes the node, under
+-- the document's lock and once the instance has seen every change of the document.
+
+CREATE OR REPLACE FUNCTION charter.claim_action_tasks(
+    p_worker_id text, p_action_types text[], p_limit integer, p_lease_seconds integer)
+RETURNS SETOF jsonb
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    WITH claimed AS (
+        SELECT w.run_id, w.node_id FROM charter.instance_waits AS w
+         WHERE w.kind = 'handler' AND w.resume IS NULL AND w.due_at <= charter._now()
+           AND w.detail->>'actionType' = ANY (p_action_types)
+         ORDER BY w.due_at
+         LIMIT p_limit
+         FOR UPDATE SKIP LOCKED
+    ), taken AS (
+        UPDATE charter.instance_waits AS w
+           SET worker_id = p_worker_id, attempts = w.attempts + 1,
+               due_at = charter._now() + make_interval(secs => p_lease_seconds)
+          FROM claimed AS c WHERE w.run_id = c.run_id AND w.node_id = c.node_id
+        RETURNING w.*
+    )
+    SELECT jsonb_build_object(
+               'runId', t.run_id, 'nodeId', t.node_id, 'token', t.token, 'attempt', t.attempts,
+               'actionType', t.detail->>'actionType', 'payload', t.detail->'payload',
+               'idempotencyKey', t.detail->>'idempotencyKey', 'documentId', i.document_id,
+               'entityVersion', t.entity_version,
+               'document', jsonb_build_object('id', v.document_id, 'version', v.version, 'state', v.state,
+                                              'data', v.data, 'entityType', i.entity_type))
+      FROM taken AS t
+      JOIN charter.workflow_instances AS i ON i.id = t.run_id
+      JOIN charter.document_versions AS v
+        ON v.org_id = i.org_id AND v.document_id = i.document_id AND v.version = t.entity_version
+$$;
+
+-- A handler's result: its field patch (or its error), kept on the wait and made due so the
+-- engine resumes the node. Only the worker that holds the task may answer ('stale' else).
+CREATE OR REPLACE FUNCTION charter.finish_action_task(
+    p_run_id text, p_node_id text, p_worker_id text, p_patch jsonb, p_error jsonb DEFAULT NULL,
+    p_permanent boolean DEFAULT false, p_max_attempts integer DEFAULT 5)
+RETURNS text
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_wait charter.instance_waits;
+BEGIN
+    SELECT * INTO v_wait FROM charter.instance_waits AS w
+     WHERE w.run_id = p_run_id AND w.node_id = p_node_id AND w.kind = 'handler'
+       AND w.worker_id = p_worker_id AND w.resume IS NULL
+     FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'stale';  -- its lease ended and another worker took it, or the node was withdrawn
+    END IF;
+    IF p_error IS NOT NULL AND NOT p_permanent AND v_wait.attempts < p_max_attempts THEN
+        UPDATE charter.instance_waits AS w
+           SET worker_id = NULL, last_error = p_error->>'message',
+               due_at = charter._now() + make_interval(secs => least(300, power(2, w.attempts - 1)))
+         WHERE w.run_id = p_run_id AND w.node_id = p_node_id;
+        RETURN 'retry';
+    END IF;
+    PERFORM charter._check_payload(p_patch, 'action result');
+    UPDATE charter.instance_waits AS w
+       SET resume = CASE WHEN p_error IS NULL THEN jsonb_build_object('patch', coalesce(p_patch, '{}'::jsonb))
+                         ELSE jsonb_build_object('error', p_error) END,
+           due_at = now()
+     WHERE w.run_id = p_run_id AND w.node_id = p_node_id;
+    RETURN CASE WHEN p_error IS NULL THEN 'recorded' ELSE 'failed' END;
+END;
+$$;
