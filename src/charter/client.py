@@ -37,9 +37,11 @@ from charter.errors import ArgumentError
 from charter.instance_client import (
     AsyncEvents,
     AsyncRules,
+    AsyncSchedules,
     AsyncTestClock,
     Events,
     Rules,
+    Schedules,
     TestClock,
 )
 from charter.operations import text_argument
@@ -123,6 +125,11 @@ class Client:
     def rules(self) -> Rules:
         """The org's rule store, read by ``rule`` nodes."""
         return Rules(self.store, self._state.org_id)
+
+    @property
+    def schedules(self) -> Schedules:
+        """Cron schedules: flow runs, documents created, gates passed, once per tick."""
+        return Schedules(self.store, self._state.org_id)
 
     @property
     def test_clock(self) -> TestClock:
@@ -249,6 +256,10 @@ class AsyncClient:
     @property
     def rules(self) -> AsyncRules:
         return AsyncRules(self.store, self._state.org_id)
+
+    @property
+    def schedules(self) -> AsyncSchedules:
+        return AsyncSchedules(self.store, self._state.org_id)
 
     @property
     def test_clock(self) -> AsyncTestClock:

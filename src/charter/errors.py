@@ -73,6 +73,7 @@ The tree::
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
     ├── RuleNotFoundError             RULE_NOT_FOUND (the org's rule store)
     ├── ProductionClockError          TEST_CLOCK_DISABLED (the test clock outside development)
+    ├── ScheduleInvalidError          SCHEDULE_INVALID (name, cron, time zone, target, policy)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
@@ -666,3 +667,7 @@ class WaitTimedOutError(WorkflowRuntimeError, code="WAIT_TIMED_OUT", sqlstate="C
 
 class DocumentWaitTimeoutError(DocumentError, TimeoutError, code="DOCUMENT_WAIT_TIMEOUT"):
     """documents.wait gave up; the document's workflow goes on."""
+
+
+class ScheduleInvalidError(CharterError, ValueError, code="SCHEDULE_INVALID", sqlstate="CH050"):
+    """A schedule's name, cron expression, time zone, target or missed-tick policy is wrong."""

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from charter.documents import Document
 from charter.engine.runs import Run
 from charter.registry import Lineage
 
@@ -19,6 +20,7 @@ _STYLES = {
     "running": "cyan",
     "ready": "cyan",
     "waiting": "dim",
+    "skipped": "dim",
 }
 
 
@@ -70,7 +72,8 @@ def render_run(run: Run) -> Group:
     parts: list[Text | Table] = [header, table]
     if run.usd_cost:
         parts.append(Text(f"cost: ${run.usd_cost:.6f}"))
-    if run.status == "running" and run.serving_workers == 0:
+    instance = run.flow.startswith(("effective:", "envelope:"))
+    if run.status == "running" and run.serving_workers == 0 and not instance:
         parts.append(
             Text(
                 f"waiting: no live worker runs the code of {run.flow} v{run.version} "
@@ -82,7 +85,39 @@ def render_run(run: Run) -> Group:
     if run.status == "completed":
         parts.append(Text("output: " + json.dumps(run.output, ensure_ascii=False)[:2000]))
     if run.error:
-        parts.append(Text(f"error: {run.error.get('type')}: {run.error.get('message')}", "red"))
+        kind = run.error.get("type") or run.error.get("sqlstate")
+        parts.append(Text(f"error: {kind}: {run.error.get('message')}", "red"))
+    return Group(*parts)
+
+
+def render_document(document: Document, run: Run | None) -> Group:
+    """A document, where its workflow instance is and what it waits for, then the instance's
+    node executions (`charter status --document`)."""
+    header = Text.assemble(
+        ("document ", ""),
+        (document.id, "bold"),
+        f"  {document.entity_type} v{document.version}  state ",
+        (document.state, "bold"),
+    )
+    parts: list[Text | Group] = [header]
+    workflow = document.workflow
+    if workflow is None or workflow.run_id is None:
+        parts.append(Text("no workflow instance yet (is a worker running?)", "yellow"))
+        return Group(*parts)
+    parts.append(
+        Text.assemble(
+            f"workflow {workflow.workflow} run {workflow.run_id}  ",
+            (workflow.status or "", _STYLES.get(workflow.status or "", "")),
+            f"  at {', '.join(workflow.current_nodes) or 'nothing'}",
+        )
+    )
+    for wait in workflow.waiting_for:
+        detail = json.dumps(wait.detail, ensure_ascii=False)[:160]
+        parts.append(Text(f"  waits for {wait.kind} at {wait.node}: {detail}", "cyan"))
+    if workflow.error:
+        parts.append(Text(f"  failed: {workflow.error.get('message')}", "red"))
+    if run is not None:
+        parts.append(render_run(run))
     return Group(*parts)
 
 

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import json as json_module
+from typing import Any
 
-from charter.cli.common import json_argument, log, out, target
+from rich.markup import escape
+from rich.table import Table
+
+from charter.cli.common import json_argument, log, out, print_json, target
 from charter.cli.options import flag, option
+from charter.client import Client
 from charter.compiler.diff import diff_effective
 from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
@@ -19,7 +26,7 @@ from charter.engine.envelopes import publish_envelope
 from charter.errors import ArgumentError, ConfigurationError, RunInputError
 from charter.expr import compile_expression, evaluate
 from charter.payloads import json_text
-from charter.store import Call, first_value, perform
+from charter.store import Call, first_json, first_value, perform, single
 from charter.templates import TEMPLATES
 
 
@@ -40,7 +47,25 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     flag(shown, "--mermaid", help="print a Mermaid flowchart")
     flag(shown, "--envelope", help="print the generated envelope")
     flag(effective, "--publish", help="also store the envelope as an immutable default definition")
+    option(
+        effective,
+        "--instance",
+        metavar="RUN_ID",
+        help="with --mermaid: draw the workflow this instance runs (its pinned version), "
+        "coloured by where it is",
+    )
     effective.set_defaults(handler=compile_effective_command)
+
+    schedules = commands.add_parser("schedules", help="cron schedules of an org")
+    actions = schedules.add_subparsers(title="schedules commands", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="every schedule, its target and next tick")
+    option(listing, "--org", default="default", help="the org whose schedules to list")
+    flag(listing, "--json", help="print them as JSON")
+    listing.set_defaults(handler=schedules_list_command)
+    delete = actions.add_parser("delete", help="remove a schedule (its runs and documents stay)")
+    delete.add_argument("name", metavar="NAME")
+    option(delete, "--org", default="default", help="the schedule's org")
+    delete.set_defaults(handler=schedules_delete_command)
 
     expr = commands.add_parser("expr", help="evaluate a typed-DSL expression")
     expr.add_argument("expression", metavar="EXPRESSION")
@@ -72,11 +97,31 @@ def compile_effective_command(
     mermaid: bool,
     envelope: bool,
     publish: bool,
+    instance: str | None,
 ) -> int:
     entity = EntityContract.from_json(read_document(contract, "contract"))
     generated = generate_envelope(entity)
     definition = read_document(org, "org definition") if org else None
     compiled = compile_effective(generated, definition)
+    if instance is not None:
+        if not mermaid:
+            raise ArgumentError("--instance draws an instance's position: use it with --mermaid")
+        with Client(database_url, migrate=False) as client:
+            where: dict[str, Any] = client.store.perform(single(_position_call(instance)))
+        if where["compiled"]["hash"] != compiled["hash"]:
+            log.info(
+                "instance %s runs version %s, which differs from %s compiled now; drawing "
+                "the version it runs",
+                instance,
+                where["versionId"],
+                contract,
+            )
+        out.print(
+            to_mermaid(where["compiled"], where["nodes"]).rstrip("\n"),
+            markup=False,
+            highlight=False,
+        )
+        return 0
     if publish:
         with connection.connect(target(database_url)) as conn:
             migrations.migrate(conn)
@@ -125,6 +170,50 @@ def expr_command(
 
 def _eval_call(params: dict[str, str]) -> Call[object]:
     return Call("eval_expr", params, first_value)
+
+
+def _position_call(run_id: str) -> Call[Any]:
+    return Call("instance_position", {"run_id": run_id}, first_json)
+
+
+def schedules_list_command(*, database_url: str | None, org: str, json: bool) -> int:
+    with Client(database_url, migrate=False, org_id=org) as client:
+        schedules = client.schedules.list()
+    if json:
+        print_json([dataclasses.asdict(s) for s in schedules])
+        return 0
+    if not schedules:
+        out.print(f"org {org} has no schedules")
+        return 0
+    table = Table(box=None, pad_edge=False)
+    for column in ("name", "cron", "target", "missed", "next tick", "last tick", "last result"):
+        table.add_column(column)
+    for s in schedules:
+        target = (
+            f"flow {s.target['flow']}"
+            if s.target["kind"] == "flow"
+            else f"{s.target['entityType']} {s.target['action']}"
+        )
+        table.add_row(
+            escape(s.name),
+            escape(f"{s.cron} ({s.timezone})"),
+            escape(target),
+            s.missed,
+            s.next_at.isoformat(timespec="seconds"),
+            s.last_tick_at.isoformat(timespec="seconds") if s.last_tick_at else "",
+            escape(json_module.dumps(s.last_result)[:60]) if s.last_result else "",
+        )
+    out.print(table)
+    return 0
+
+
+def schedules_delete_command(*, database_url: str | None, name: str, org: str) -> int:
+    with Client(database_url, migrate=False, org_id=org) as client:
+        deleted = client.schedules.delete(name)
+    if not deleted:
+        raise ArgumentError(f"org {org} has no schedule {name!r} (`charter schedules list`)")
+    out.print(f"schedule {escape(name)} deleted")
+    return 0
 
 
 def templates_command(*, name: str | None) -> int:

@@ -9,13 +9,23 @@ from charter.cli.common import out, print_json, target
 from charter.cli.options import flag, option, positive_int
 from charter.client import Client
 from charter.demo import run_demo
+from charter.documents_demo import run_documents_demo
 from charter.errors import errors_document
 from charter.status import render_lineage
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser("demo", help="run charter's demo on the default database")
-    option(demo, "--runs", type=positive_int, default=200, help="how many runs to start")
+    demo.add_argument(
+        "what",
+        nargs="?",
+        choices=["flows", "documents"],
+        default="flows",
+        help="flows (a site audit with a map step) or documents (seed 002's use cases)",
+    )
+    option(demo, "--runs", type=positive_int, default=200, help="how many flow runs to start")
+    option(demo, "--documents", type=positive_int, default=40,
+           help="how many documents of each use case")  # fmt: skip
     demo.set_defaults(handler=demo_command)
 
     lineage = commands.add_parser("lineage", help="the ancestry tree of a workflow version")
@@ -27,7 +37,9 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     errors.set_defaults(handler=errors_command)
 
 
-def demo_command(*, database_url: str | None, runs: int) -> int:
+def demo_command(*, database_url: str | None, what: str, runs: int, documents: int) -> int:
+    if what == "documents":
+        return run_documents_demo(target(database_url), out, documents=documents)
     return run_demo(target(database_url), out, runs=runs)
 
 

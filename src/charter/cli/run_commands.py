@@ -22,8 +22,14 @@ from charter.cli.common import (
 from charter.cli.options import flag, option, positive_float, positive_int
 from charter.client import Client
 from charter.dsl.flow import SLUG_PATTERN, Flow
-from charter.errors import CharterError, FlowLoadError, RunInputError, RunWaitTimeoutError
-from charter.status import render_run
+from charter.errors import (
+    ArgumentError,
+    CharterError,
+    FlowLoadError,
+    RunInputError,
+    RunWaitTimeoutError,
+)
+from charter.status import render_document, render_run
 from charter.worker.loader import load_flows
 
 
@@ -42,8 +48,13 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(run, "--timeout", type=positive_float, default=60.0, help="seconds to wait")
     run.set_defaults(handler=run_command)
 
-    status = commands.add_parser("status", help="a run's status, steps, attempts and timing")
-    status.add_argument("run_id", metavar="RUN_ID")
+    status = commands.add_parser(
+        "status", help="a run's (or a document's workflow's) status, steps, attempts and timing"
+    )
+    status.add_argument("run_id", metavar="RUN_ID", nargs="?", default=None)
+    option(status, "--document", metavar="DOCUMENT_ID",
+           help="show this document's workflow instance instead of a run")  # fmt: skip
+    option(status, "--org", default="default", help="the document's org (with --document)")
     flag(status, "--json", help="print the run as JSON")
     status.set_defaults(handler=status_command)
 
@@ -130,13 +141,34 @@ def run_command(
     return EXIT_RUN_FAILED
 
 
-def status_command(*, database_url: str | None, run_id: str, json: bool) -> int:
+def status_command(
+    *, database_url: str | None, run_id: str | None, document: str | None, org: str, json: bool
+) -> int:
+    if (run_id is None) == (document is None):
+        raise ArgumentError("Name a run (charter status RUN_ID) or a document (--document ID).")
+    if document is not None:
+        return _document_status(database_url, document, org, json)
+    assert run_id is not None
     with Client(database_url, migrate=False) as client:
         run = client.get_run(run_id)
     if json:
         print_json(dataclasses.asdict(run))
     else:
         out.print(render_run(run))
+    return 0
+
+
+def _document_status(database_url: str | None, document_id: str, org: str, json: bool) -> int:
+    with Client(database_url, migrate=False, org_id=org) as client:
+        doc = client.documents.get(document_id)
+        run_id = doc.workflow.run_id if doc.workflow else None
+        run = client.get_run(run_id) if run_id else None
+    if json:
+        print_json(
+            {"document": dataclasses.asdict(doc), "run": dataclasses.asdict(run) if run else None}
+        )
+    else:
+        out.print(render_document(doc, run))
     return 0
 
 

@@ -1,5 +1,7 @@
 """Any compiled workflow as a Mermaid flowchart, provenance shown: slot nodes are grouped in
-a subgraph per slot, envelope nodes are styled as system nodes, edges name their slot."""
+a subgraph per slot, envelope nodes are styled as system nodes, edges name their slot. Given
+an instance's node statuses, it colours where the instance is (current nodes), where it
+went (completed) and what it cancelled, skipped or failed."""
 
 from __future__ import annotations
 
@@ -20,7 +22,16 @@ _SHAPES = {
 }
 
 
-def to_mermaid(compiled: dict[str, Any]) -> str:
+_POSITION_STYLES = {
+    "current": "fill:#fd6,stroke:#a60,stroke-width:3px",
+    "completed": "fill:#cfc,stroke:#393",
+    "skipped": "fill:#eee,stroke:#999,stroke-dasharray:3",
+    "cancelled": "fill:#eee,stroke:#999,stroke-dasharray:3",
+    "failed": "fill:#fcc,stroke:#c33,stroke-width:3px",
+}
+
+
+def to_mermaid(compiled: dict[str, Any], position: dict[str, str] | None = None) -> str:
     names = {node_id: f"n{i}" for i, node_id in enumerate(compiled["topologicalOrder"])}
     lines = ["flowchart TD"]
     slot_map = compiled.get("slotMap") or {}
@@ -56,6 +67,16 @@ def to_mermaid(compiled: dict[str, Any]) -> str:
     if system:
         lines.append("    classDef system fill:#eef,stroke:#446")
         lines.append(f"    class {','.join(system)} system")
+    if position:
+        by_class: dict[str, list[str]] = {}
+        for node_id in compiled["topologicalOrder"]:
+            status = position.get(node_id, "waiting")
+            css = "current" if status in ("ready", "running") else status
+            if css in _POSITION_STYLES:
+                by_class.setdefault(css, []).append(names[node_id])
+        for css, members in by_class.items():
+            lines.append(f"    classDef {css} {_POSITION_STYLES[css]}")
+            lines.append(f"    class {','.join(members)} {css}")
     return "\n".join(lines) + "\n"
 
 

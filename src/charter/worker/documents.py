@@ -1,5 +1,6 @@
 """The documents engine inside ``charter worker``: applies the events outbox to workflow
-instances and resumes waits that are due (seed 002 § Outbox Worker Query Contract).
+instances, resumes waits that are due (seed 002 § Outbox Worker Query Contract), runs the
+worker's ``@charter.action`` handlers and fires due schedules.
 
 One loop: claim a batch of document events (``FOR UPDATE SKIP LOCKED``, status
 ``processing`` with a lease), apply them (each in its own subtransaction: completed, or
@@ -44,6 +45,7 @@ class EngineCounts:
     failed: int = 0
     resumed: int = 0
     actions: int = 0
+    ticks: int = 0
 
 
 @dataclass
@@ -124,7 +126,11 @@ class DocumentsEngine:
         )
         self.counts.resumed += resumed or 0
         ran = await self.run_actions() if self.actions else 0
-        return bool(claimed) or bool(resumed) or bool(ran)
+        ticks = await self.store.execute(
+            Call("fire_due_schedules", {"limit": 20}, first_value, retry_safe=False)
+        )
+        self.counts.ticks += ticks or 0
+        return bool(claimed) or bool(resumed) or bool(ran) or bool(ticks)
 
     async def run_actions(self) -> int:
         """Claim the handler tasks of this worker's @charter.action handlers and run them."""

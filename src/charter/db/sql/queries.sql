@@ -253,3 +253,18 @@ SELECT charter.claim_action_tasks(%(worker_id)s, %(action_types)s::text[], %(lim
 -- name: finish_action_task
 SELECT charter.finish_action_task(%(run_id)s, %(node_id)s, %(worker_id)s, %(patch)s::jsonb,
                                   %(error)s::jsonb, %(permanent)s);
+
+-- name: put_schedule
+SELECT charter.put_schedule(%(org_id)s, %(name)s, %(cron)s, %(target)s::jsonb, %(missed)s, %(timezone)s);
+
+-- name: list_schedules
+SELECT charter.list_schedules(%(org_id)s);
+
+-- name: delete_schedule
+SELECT charter.delete_schedule(%(org_id)s, %(name)s);
+
+-- name: fire_due_schedules
+SELECT charter.fire_due_schedules(%(limit)s);
+
+-- name: instance_position
+SELECT charter.instance_position(%(run_id)s);

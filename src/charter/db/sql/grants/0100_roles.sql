@@ -21,7 +21,7 @@ GRANT EXECUTE ON FUNCTION
     charter.mutate, charter.amend_document, charter.get_document, charter.current_definition,
     charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
     charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
-    charter.claim_action_tasks, charter.finish_action_task
+    charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
@@ -41,7 +41,8 @@ GRANT EXECUTE ON FUNCTION
     charter.users_with_role, charter.put_org, charter.get_org, charter.save_org_draft,
     charter.publish_org_definition, charter.archive_definition, charter.current_definition,
     charter.publish_contract, charter.document_workflow, charter.instance_steps,
-    charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule
+    charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule,
+    charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

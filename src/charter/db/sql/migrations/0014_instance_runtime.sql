@@ -155,6 +155,7 @@ CREATE TABLE charter.schedules (
     org_id       text        NOT NULL,
     name         text        NOT NULL,
     cron         text        NOT NULL,
+    timezone     text        NOT NULL DEFAULT 'UTC',
     target       jsonb       NOT NULL,
     missed       text        NOT NULL DEFAULT 'latest',
     next_at      timestamptz NOT NULL,
