@@ -1,0 +1,109 @@
+"""The command line for document workflows: `charter status --document`, `charter schedules
+list`, `charter compile-effective --mermaid --instance`, `charter demo documents`, and
+`charter worker` with no module (the documents engine alone)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from charter.usecases import invoice_contract, invoice_org
+
+from ..integration.helpers import charter_env, run_charter
+
+
+def _env(db_url, **extra):
+    # A wide terminal, so rich's tables do not cut the ids the tests look for.
+    return charter_env(CHARTER_DATABASE_URL=db_url, COLUMNS="250", **extra)
+
+
+def test_status_of_a_document_shows_where_its_workflow_waits(acme, engine, db_url):
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 9000, "vendor_id": "v"}, actor="clerk"
+    )
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    acme.documents.wait(doc.id, timeout=20)
+    shown = run_charter("status", "--document", doc.id, "--org", "acme", env=_env(db_url))
+    assert shown.returncode == 0, shown.stderr
+    assert "state submitted" in shown.stdout
+    assert "waits for approval at usr:slot:review:review" in shown.stdout
+    assert "usr:slot:review:fast_lane" in shown.stdout  # the node executions follow
+    as_json = run_charter(
+        "status", "--document", doc.id, "--org", "acme", "--json", env=_env(db_url)
+    )
+    data = json.loads(as_json.stdout)
+    assert data["document"]["workflow"]["waiting_for"][0]["kind"] == "approval"
+    assert data["run"]["steps"][0]["slug"] == "sys:start"
+    neither = run_charter("status", env=_env(db_url))
+    assert neither.returncode != 0 and "--document" in neither.stderr
+
+
+def test_mermaid_colours_an_instances_position(acme, engine, db_url, tmp_path):
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 9000, "vendor_id": "v"}, actor="clerk"
+    )
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    run_id = acme.documents.wait(doc.id, timeout=20).workflow.run_id
+    (tmp_path / "contract.json").write_text(json.dumps(invoice_contract()))
+    (tmp_path / "org.json").write_text(json.dumps(invoice_org()))
+    drawn = run_charter(
+        "compile-effective", str(tmp_path / "contract.json"), str(tmp_path / "org.json"),
+        "--mermaid", "--instance", run_id, env=_env(db_url),
+    )  # fmt: skip
+    assert drawn.returncode == 0, drawn.stderr
+    lines = drawn.stdout.splitlines()
+    assert any(line.strip().startswith("classDef current") for line in lines)
+    current = next(
+        line for line in lines if line.strip().startswith("class ") and " current" in line
+    )
+    names = current.split()[1].split(",")
+    review = next(line for line in lines if '"usr:slot:review:review<br/>' in line)
+    assert review.strip().split("[")[0] in names
+    refused = run_charter(
+        "compile-effective", str(tmp_path / "contract.json"), "--instance", run_id,
+        env=_env(db_url),
+    )  # fmt: skip
+    assert refused.returncode != 0 and "--mermaid" in refused.stderr
+
+
+def test_schedules_list(acme, db_url):
+    acme.schedules.put("periods", "0 6 1 * *", entity_type="royalty_period", action="create")
+    shown = run_charter("schedules", "list", "--org", "acme", env=_env(db_url))
+    assert shown.returncode == 0, shown.stderr
+    assert "periods" in shown.stdout and "royalty_period create" in shown.stdout
+    empty = run_charter("schedules", "list", "--org", "nobody", env=_env(db_url))
+    assert "has no schedules" in empty.stdout
+    gone = run_charter("schedules", "delete", "periods", "--org", "acme", env=_env(db_url))
+    assert gone.returncode == 0 and acme.schedules.list() == []
+
+
+def test_demo_documents_runs_the_use_cases_end_to_end(db_url):
+    done = run_charter(
+        "demo", "documents", "--documents", "6", env=_env(db_url, CHARTER_MODE="development")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "active (completed)" in done.stdout
+    assert "confirmed (completed)" in done.stdout
+    assert "delivered (completed)" in done.stdout
+
+
+def test_a_worker_without_a_module_runs_the_documents_engine(acme, db_url):
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "charter", "worker", "--poll-interval", "0.05"],
+        env=_env(db_url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        doc = acme.documents.create(
+            "ap_invoice", {"grand_total": 10, "vendor_id": "v-trusted"}, actor="clerk"
+        )
+        acme.documents.transition(doc.id, "submit", actor="clerk")
+        assert acme.documents.wait(doc.id, timeout=30).state == "active"
+    finally:
+        worker.terminate()
+        output, _ = worker.communicate(timeout=30)
+    assert worker.returncode == 0, output
+    assert "flows none" in output and "the documents engine" in output
