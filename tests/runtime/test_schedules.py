@@ -20,7 +20,7 @@ nightly = Flow("nightly_report")
 
 
 @nightly.step
-def report(run: dict) -> str:
+def report(run: dict[str, str]) -> str:
     return f"report for {run['team']}"
 
 
