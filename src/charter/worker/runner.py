@@ -113,7 +113,7 @@ class Worker:
                 self.store,
                 self.id,
                 lease_seconds=self.settings.lease_seconds,
-                poll_interval=min(self.settings.poll_interval, 0.2),
+                poll_interval=self.settings.poll_interval,  # NOTIFY wakes it sooner
                 actions=dict(actions or {}),
             )
             if documents

@@ -1,6 +1,7 @@
 -- Resumes a failed run from where it stopped: completed steps (and completed map elements)
 -- are kept; the failed step and the steps cancelled with it are queued again with fresh
 -- attempts. A $run evidence row records the retry. Returns the new status ('running').
+-- A document's workflow instance resumes the same way (_retry_instance).
 CREATE OR REPLACE FUNCTION charter.retry_run(p_run_id text)
 RETURNS text
 LANGUAGE plpgsql
@@ -23,6 +24,9 @@ BEGIN
             HINT = CASE WHEN v_run.status = 'cancelled' THEN 'Start a new run instead.'
                         WHEN v_run.status = 'running' THEN 'Wait for it to finish.'
                         ELSE 'It already completed.' END;
+    END IF;
+    IF EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = p_run_id) THEN
+        RETURN charter._retry_instance(p_run_id);
     END IF;
     UPDATE charter.runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now()
      WHERE id = p_run_id;

@@ -65,6 +65,13 @@ BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id;
     PERFORM 1 FROM charter.documents AS d
      WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id FOR UPDATE;
+    IF p_wait.kind = 'retry' THEN
+        DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.node_id = p_wait.node_id;
+        v_wf := charter._verified_workflow(v_instance.version_id, p_verified, p_refused);
+        PERFORM charter._catch_up(v_instance, v_wf);
+        PERFORM charter._drain(v_instance.id);
+        RETURN;
+    END IF;
     SELECT s.status INTO v_status FROM charter.step_states AS s
      WHERE s.run_id = p_wait.run_id AND s.step_slug = p_wait.node_id;
     DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.node_id = p_wait.node_id;
@@ -196,6 +203,7 @@ BEGIN
     IF v_matched > 0 THEN
         UPDATE charter.inbound_events AS e SET consumed_at = now(), consumed_by = 'waits'
          WHERE e.org_id = v_org AND e.event_id = v_id;
+        PERFORM pg_notify('charter_events', v_org);
     END IF;
     RETURN jsonb_build_object('eventId', v_id, 'status', CASE WHEN v_matched > 0 THEN 'delivered' ELSE 'kept' END,
                               'matched', v_matched);
@@ -227,6 +235,98 @@ BEGIN
        SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id, 'response', p_response)),
            due_at = now()
      WHERE w.run_id = v_effect.run_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery';
+    PERFORM pg_notify('charter_events', v_effect.org_id);
     RETURN true;
+END;
+$$;
+
+-- retry_run for a document's failed instance (the admin's explicit, recorded way out of
+-- failed): the node that failed and the nodes its failure cancelled are ready again, as a
+-- new round (fresh tokens, so fresh receipts), a $instance evidence row records who retried
+-- what, and a retry wait has the engine run them.
+CREATE OR REPLACE FUNCTION charter._retry_instance(p_run_id text)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_instance charter.workflow_instances;
+    v_nodes    text[];
+BEGIN
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run_id FOR UPDATE;
+    SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_nodes FROM charter.step_states AS s
+     WHERE s.run_id = p_run_id
+       AND (s.status = 'failed' OR (s.status = 'cancelled' AND s.completed_at >= v_instance.completed_at));
+    PERFORM set_config('charter.admin_override', 'on', true);
+    UPDATE charter.workflow_instances AS i
+       SET status = 'running', error = NULL, completed_at = NULL, epoch = i.epoch + 1, updated_at = now()
+     WHERE i.id = p_run_id RETURNING * INTO v_instance;
+    PERFORM set_config('charter.admin_override', '', true);
+    UPDATE charter.runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now()
+     WHERE id = p_run_id;
+    UPDATE charter.step_states AS s
+       SET status = 'ready', completed_at = NULL, ready_at = clock_timestamp(),
+           token = regexp_replace(coalesce(s.token, 't1'), '^t[0-9]+', 't' || v_instance.epoch)
+     WHERE s.run_id = p_run_id AND s.step_slug = ANY (coalesce(v_nodes, '{}'));
+    PERFORM charter._node_evidence(v_instance, '$instance', 'retry', 't' || v_instance.epoch, 'completed',
+        jsonb_build_object('retry', to_jsonb(coalesce(v_nodes, '{}')), 'epoch', v_instance.epoch,
+                           'by', session_user::text), NULL, NULL);
+    INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at)
+    VALUES (p_run_id, '$retry', v_instance.org_id, 't' || v_instance.epoch, 'retry', v_instance.document_version, now())
+    ON CONFLICT (run_id, node_id) DO UPDATE SET due_at = now();
+    PERFORM charter._instance_projection(p_run_id);
+    PERFORM pg_notify('charter_events', v_instance.org_id);
+    RETURN 'running';
+END;
+$$;
+
+-- An admin's way back for the events outbox: dead-lettered events of a document (or of the
+-- org) go back to pending with fresh attempts; the error column keeps who did it and what
+-- the error was. Returns how many.
+CREATE OR REPLACE FUNCTION charter.retry_dead_letters(p_org_id text, p_document_id text DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org   text := charter._acting_org(p_org_id);
+    v_count integer;
+BEGIN
+    UPDATE charter.document_events AS e
+       SET status = 'pending', attempts = 0, next_retry_at = now(), worker_id = NULL,
+           error = format('retried by %s at %s; was: %s', session_user, now(), e.error)
+     WHERE e.org_id = v_org AND e.status = 'dead_letter'
+       AND (p_document_id IS NULL OR e.document_id = p_document_id);
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    PERFORM pg_notify('charter_events', v_org);
+    RETURN v_count;
+END;
+$$;
+
+-- A retried instance whose document changed while it was failed (those events found no
+-- active instance and changed nothing): the change is version drift like any other (WF-05).
+CREATE OR REPLACE FUNCTION charter._catch_up(p_instance charter.workflow_instances, p_wf jsonb)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_document charter.documents;
+    v_event    charter.document_events;
+BEGIN
+    SELECT * INTO v_document FROM charter.documents AS d
+     WHERE d.org_id = p_instance.org_id AND d.id = p_instance.document_id;
+    IF v_document.version = p_instance.document_version
+       OR EXISTS (SELECT 1 FROM charter.document_events AS e
+                   WHERE e.org_id = p_instance.org_id AND e.document_id = p_instance.document_id
+                     AND e.status IN ('pending', 'processing', 'failed')) THEN
+        RETURN;  -- nothing missed, or its events are still to come
+    END IF;
+    SELECT * INTO v_event FROM charter.document_events AS e
+     WHERE e.org_id = p_instance.org_id AND e.document_id = p_instance.document_id
+       AND e.entity_version = v_document.version
+     ORDER BY e.id LIMIT 1;
+    PERFORM charter._version_drift(p_instance, p_wf, v_document, v_event);
 END;
 $$;

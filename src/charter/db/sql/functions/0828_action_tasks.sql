@@ -71,6 +71,7 @@ BEGIN
                          ELSE jsonb_build_object('error', p_error) END,
            due_at = now()
      WHERE w.run_id = p_run_id AND w.node_id = p_node_id;
+    PERFORM pg_notify('charter_events', v_wait.org_id);
     RETURN CASE WHEN p_error IS NULL THEN 'recorded' ELSE 'failed' END;
 END;
 $$;

@@ -71,8 +71,8 @@ BEGIN
         'waitingFor', CASE WHEN v_instance.status IN ('running', 'paused') THEN charter._waiting_for(v_instance.id, v_wf)
                            ELSE '[]'::jsonb END,
         'pendingEvents', v_pending,
-        'runnable', v_instance.status = 'running' AND (v_pending
-            OR EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = v_instance.id AND s.status = 'ready')
+        'runnable', v_pending OR v_instance.status = 'running' AND (
+               EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = v_instance.id AND s.status = 'ready')
             OR EXISTS (SELECT 1 FROM charter.instance_waits AS w
                         WHERE w.run_id = v_instance.id AND (w.kind = 'handler' OR w.due_at <= charter._now()))));
 END;
@@ -136,7 +136,11 @@ BEGIN
             v_node := v_row.step_slug;
             v_type := v_wf #>> ARRAY['nodes', v_node, 'type'];
             IF v_node = '$instance' THEN
-                IF v_row.output ? 'restart' THEN
+                IF v_row.output ? 'retry' THEN
+                    v_status := 'running';
+                    SELECT v_st || coalesce(jsonb_object_agg(x, (v_st->x) || '{"s": "ready"}'), '{}') INTO v_st
+                      FROM jsonb_array_elements_text(v_row.output->'retry') AS x;
+                ELSIF v_row.output ? 'restart' THEN
                     SELECT array_agg(x) INTO v_reset FROM unnest(charter._reachable(v_wf, v_row.output->>'restart')) AS x
                      WHERE v_wf #>> ARRAY['nodes', x, 'type'] NOT IN ('lifecycle_state', 'end');
                     SELECT v_st || jsonb_object_agg(x, (v_st->x) || '{"s": "waiting", "a": 0, "k": 0}') INTO v_st

@@ -15,7 +15,7 @@ CREATE TABLE charter.instance_waits (
     worker_id      text,
     created_at     timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT instance_waits_pkey PRIMARY KEY (run_id, node_id),
-    CONSTRAINT wait_kind_is_known CHECK (kind IN ('timer', 'event', 'delivery', 'approval', 'handler'))
+    CONSTRAINT wait_kind_is_known CHECK (kind IN ('timer', 'event', 'delivery', 'approval', 'handler', 'retry'))
 );
 CREATE INDEX instance_waits_due_idx ON charter.instance_waits (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX instance_waits_event_idx ON charter.instance_waits (org_id, event_key)
