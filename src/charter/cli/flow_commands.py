@@ -75,8 +75,8 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
     recompile = commands.add_parser(
         "recompile",
-        help="compile again the stored flow versions whose artifact is missing, stale or "
-        "damaged (WF-07; the schema's owner)",
+        help="compile again the stored flow and contracted workflow versions whose artifact "
+        "is missing, stale or damaged (WF-07; the schema's owner)",
     )
     flag(
         recompile,
@@ -215,6 +215,21 @@ def recompile_command(*, database_url: str | None, all: bool) -> int:
                 f"recompiled{why}, hash {new_hash[:12]}…"
             )
             done += 1
+        contracted = perform(conn, artifacts.load_contract_versions())
+        for data in contracted:
+            reason = artifacts.contract_problem(data)
+            if reason is None and not all:
+                continue
+            new_hash = perform(conn, artifacts.recompile_contracted(data))
+            why = f" (was [{reason.code}])" if reason else ""
+            out.print(
+                f"{data['kind']} '{data['flow']}' v{data['version']} ({data['versionId']}): "
+                f"recompiled{why}, hash {new_hash[:12]}…"
+            )
+            done += 1
     if not done:
-        out.print(f"all {len(versions)} flow versions have sound artifacts; nothing to do")
+        out.print(
+            f"all {len(versions)} flow and {len(contracted)} contracted workflow versions "
+            "have sound artifacts; nothing to do"
+        )
     return 0

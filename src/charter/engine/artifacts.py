@@ -14,6 +14,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from charter.compiler.compiled import verify_compiled
+from charter.compiler.effective import compile_effective
 from charter.compiler.flows import compile_shape
 from charter.errors import CompiledWorkflowError, WorkflowArtifactMissingError
 from charter.store import Call, Operation, first_value
@@ -70,5 +71,35 @@ def recompile(version: StoredVersion) -> Operation[str]:
         first_value,
         retry_safe=True,
         what=f"storing the recompiled artifact of {version.version_id}",
+    )
+    return new_hash
+
+
+def load_contract_versions() -> Operation[list[dict[str, Any]]]:
+    """Every envelope and effective version with what compiling it again needs."""
+    rows: list[dict[str, Any]] = yield Call(
+        "contract_artifacts", {}, lambda rows: [r[0] for r in rows]
+    )
+    return rows
+
+
+def contract_problem(data: dict[str, Any]) -> CompiledWorkflowError | None:
+    """Why an envelope or effective version's artifact cannot be trusted, or None."""
+    return problem(
+        StoredVersion(data["versionId"], data["flow"], data["version"], None, data["compiled"])
+    )
+
+
+def recompile_contracted(data: dict[str, Any]) -> Operation[str]:
+    """Compile an envelope (bare) or an effective workflow (its envelope and org definition)
+    again with this charter's compiler and store it in place; returns the new hash."""
+    org = data.get("orgDefinition") if data["kind"] == "effective" else None
+    compiled = compile_effective(data["envelope"], org)
+    new_hash: str = yield Call(
+        "store_recompiled",
+        {"version_id": data["versionId"], "compiled": Jsonb(compiled)},
+        first_value,
+        retry_safe=True,
+        what=f"storing the recompiled artifact of {data['versionId']}",
     )
     return new_hash

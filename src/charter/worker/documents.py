@@ -211,16 +211,17 @@ class DocumentsEngine:
     async def verify_versions(self) -> None:
         """Verify (WF-07) every contracted workflow version not judged yet."""
         self._verified_at = asyncio.get_running_loop().time()
-        rows = await self.store.execute(
-            Call("engine_versions", {"known": sorted(self._verdicts)}, json_rows)
-        )
+        # Refused versions are judged again: `charter recompile` may have mended them.
+        trusted = sorted(v for v, verdict in self._verdicts.items() if verdict is None)
+        rows = await self.store.execute(Call("engine_versions", {"known": trusted}, json_rows))
         for row in rows:
             version = stored_version(row)
             verdict = problem(version)
+            known = version.version_id in self._verdicts
             self._verdicts[version.version_id] = verdict
-            if verdict is not None:
+            if verdict is not None and not known:
                 log.error(
-                    "version %d of workflow '%s' (%s) will not run: [%s] %s",
+                    "version %d of workflow '%s' (%s) will not run until it is mended: [%s] %s",
                     version.version,
                     version.flow,
                     version.version_id,

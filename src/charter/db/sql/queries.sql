@@ -268,3 +268,6 @@ SELECT charter.fire_due_schedules(%(limit)s);
 
 -- name: instance_position
 SELECT charter.instance_position(%(run_id)s);
+
+-- name: contract_artifacts
+SELECT charter.contract_artifacts();

@@ -1,6 +1,7 @@
--- Stores a flow version's artifact compiled again (by `charter recompile`, the owner's way
--- out of WORKFLOW_COMPILER_STALE): the version's shape and steps stay exactly as they were;
--- only the artifact, its hash and the compiler version change. Returns the new hash.
+-- Stores a version's artifact compiled again (by `charter recompile`, the owner's way out of
+-- WORKFLOW_COMPILER_STALE): a flow's shape and steps, an envelope's contract, an effective
+-- workflow's org definition stay exactly as they were; only the artifact, its hash and the
+-- compiler version change. Returns the new hash.
 CREATE OR REPLACE FUNCTION charter.store_recompiled(p_version_id text, p_compiled jsonb)
 RETURNS text
 LANGUAGE plpgsql
@@ -16,10 +17,10 @@ BEGIN
     UPDATE charter.workflow_versions
        SET compiled = p_compiled, compiled_hash = p_compiled->>'hash',
            compiler_version = p_compiled->>'compilerVersion'
-     WHERE id = p_version_id AND definition_kind = 'flow';
+     WHERE id = p_version_id AND definition_kind IN ('flow', 'envelope', 'effective');
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH014',
-            MESSAGE = format('Version %s is not a flow version', p_version_id),
+            MESSAGE = format('Version %s is not a flow or contracted workflow version', p_version_id),
             HINT = 'charter recompile lists the versions it can compile again.';
     END IF;
     PERFORM set_config('charter.recompiling', '', true);
