@@ -4,6 +4,7 @@ import charter
 def test_exported_names_are_pinned_and_sorted():
     assert charter.__all__ == sorted(charter.__all__)
     assert charter.__all__ == [
+        "ActionContext",
         "AsyncClient",
         "CharterError",
         "Client",
@@ -13,6 +14,7 @@ def test_exported_names_are_pinned_and_sorted():
         "Run",
         "Step",
         "StepInfo",
+        "action",
         "canonical_hash",
         "canonical_json",
         "compare_flow_shapes",
