@@ -8,6 +8,7 @@ files; each test clones it (about 10 ms) and the clone is dropped in the backgro
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import queue
 import threading
@@ -176,3 +177,14 @@ def login(db_url) -> Iterator[Callable[[str | None], str]]:
         for name in made:
             conn.execute(f'DROP OWNED BY "{name}"')
             conn.execute(f'DROP ROLE "{name}"')
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A test that runs `charter` in-process sends the root logger to the stream pytest
+    captured for it; put the root logger back so later tests never write to a closed one."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
