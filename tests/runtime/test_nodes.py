@@ -132,8 +132,8 @@ def test_an_action_run_as_the_actor_is_held_to_the_actors_policy(acme, engine):
     acme.documents.transition(allowed.id, "open", actor="treasurer")
     done = acme.documents.wait(allowed.id, timeout=20)
     assert (done.state, done.data["paid"]) == ("done", True)
-    pay = [e for e in acme.documents.history(allowed.id) if e.action == "expense.pay"]
-    assert [(e.actor, e.via) for e in pay] == [("treasurer", "workflow")]
+    paid = [e for e in acme.documents.history(allowed.id) if e.action == "expense.pay"]
+    assert [(e.actor, e.via) for e in paid] == [("treasurer", "workflow")]
 
 
 def test_a_timer_until_a_date_of_the_document(acme, engine):
