@@ -162,7 +162,11 @@ BEGIN
             jsonb_build_object('reason', 'already executed', 'idempotencyKey', v_key), NULL);
         RETURN;
     END IF;
-    v_vars := charter._instance_vars(p_instance, p_document);
+    -- Only the nodes that evaluate expressions or templates need the variables.
+    IF v_type IN ('condition', 'rule', 'script', 'action', 'wait_timer', 'wait_event',
+                  'webhook_out', 'notification') THEN
+        v_vars := charter._instance_vars(p_instance, p_document);
+    END IF;
 
     CASE v_type
     WHEN 'start', 'slot_entry', 'slot_exit', 'parallel_split', 'parallel_join' THEN
