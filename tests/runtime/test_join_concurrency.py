@@ -12,6 +12,7 @@ import pytest
 from charter import Client
 
 from ..workers import running_worker
+from . import definitions as defs
 
 pytestmark = pytest.mark.slow
 
@@ -20,29 +21,7 @@ DOCUMENTS = 500  # x 2 joins x 10 paths = 10,000 arrivals
 
 
 def _contract():
-    return {
-        "entityType": "fanout",
-        "version": 1,
-        "states": [
-            {"id": "draft", "editWindow": "editable"},
-            {"id": "open", "editWindow": "editable"},
-            {"id": "done", "editWindow": "locked", "final": True},
-        ],
-        "transitions": [
-            {"from": "draft", "to": "open", "gate": "open"},
-            {"from": "open", "to": "done", "gate": "close"},
-        ],
-        "slots": [
-            {
-                "slotId": "slot:work",
-                "entryNodeId": "sys:state:open",
-                "exitNodeId": "sys:gate:close",
-                "defaultEditWindow": "editable",
-                "stableRegion": False,
-            }
-        ],
-        "fields": {"n": "string"},
-    }
+    return defs.contract("fanout", {"n": "string"})
 
 
 def _org():

@@ -12,56 +12,7 @@ from charter import Client
 from charter.errors import ExpressionError, ProductionClockError, RuleNotFoundError
 from charter.templates import TEMPLATES
 
-
-def _contract(entity_type, fields, **extra):
-    return {
-        "entityType": entity_type,
-        "version": 1,
-        "states": [
-            {"id": "draft", "editWindow": "editable"},
-            {"id": "open", "editWindow": "editable"},
-            {"id": "done", "editWindow": "locked", "final": True},
-        ],
-        "transitions": [
-            {"from": "draft", "to": "open", "gate": "open"},
-            {"from": "open", "to": "done", "gate": "close"},
-        ],
-        "slots": [
-            {
-                "slotId": "slot:work",
-                "entryNodeId": "sys:state:open",
-                "exitNodeId": "sys:gate:close",
-                "defaultEditWindow": "editable",
-                "stableRegion": False,
-            }
-        ],
-        "fields": fields,
-        **extra,
-    }
-
-
-def _org(entity_type, nodes, edges):
-    def node(local, kind, **config):
-        return {"id": f"usr:slot:work:{local}", "type": kind, "config": config}
-
-    return {
-        "baseRef": {"entityType": entity_type, "envelopeVersion": 1},
-        "slots": {
-            "slot:work": {
-                "nodes": [node(*n[:2], **n[2]) for n in nodes],
-                "edges": [
-                    {
-                        "id": f"{s}->{t}",
-                        "sourceNodeId": f"usr:slot:work:{s}",
-                        "targetNodeId": f"usr:slot:work:{t}",
-                        **extra,
-                    }
-                    for s, t, extra in edges
-                ],
-                "exitEdgeMode": "join",
-            }
-        },
-    }
+from . import definitions as defs
 
 
 def _publish(client, contract, org):
@@ -70,8 +21,8 @@ def _publish(client, contract, org):
 
 
 def test_a_rule_node_evaluates_the_orgs_latest_rule_and_names_its_version(acme, engine):
-    contract = _contract("claim", {"amount": "number"})
-    org = _org(
+    contract = defs.contract("claim", {"amount": "number"})
+    org = defs.org_definition(
         "claim",
         [("limit", "rule", {"ruleId": "claims.within_limit"}),
          ("auto", "script", {"expression": "true", "assignTo": "context.auto"}),
@@ -101,8 +52,8 @@ def test_a_rule_node_evaluates_the_orgs_latest_rule_and_names_its_version(acme, 
 
 
 def test_a_missing_rule_fails_the_instance_naming_it(acme, engine):
-    contract = _contract("claim2", {"amount": "number"})
-    org = _org("claim2", [("limit", "rule", {"ruleId": "nope"}),
+    contract = defs.contract("claim2", {"amount": "number"})
+    org = defs.org_definition("claim2", [("limit", "rule", {"ruleId": "nope"}),
                           ("ok", "script", {"expression": "true"})],
                [("limit", "ok", {})])  # fmt: skip
     _publish(acme, contract, org)
@@ -114,14 +65,14 @@ def test_a_missing_rule_fails_the_instance_naming_it(acme, engine):
 
 
 def test_an_action_run_as_the_actor_is_held_to_the_actors_policy(acme, engine):
-    contract = _contract(
+    contract = defs.contract(
         "expense",
         {"amount": "number", "paid": "boolean"},
         actions=[{"actionType": "expense.pay", "fields": ["paid"]}],
         policies={"expense.pay": {"roles": ["treasurer"]}},
     )
     pay = {"actionType": "expense.pay", "runAs": "actor", "payloadTemplate": {"paid": "true"}}
-    org = _org("expense", [("pay", "action", pay)], [])
+    org = defs.org_definition("expense", [("pay", "action", pay)], [])
     _publish(acme, contract, org)
     acme.directory.put_user("treasurer", roles=["treasurer"])
     denied = acme.documents.create("expense", {"amount": 5}, actor="sales")
@@ -137,8 +88,8 @@ def test_an_action_run_as_the_actor_is_held_to_the_actors_policy(acme, engine):
 
 
 def test_a_timer_until_a_date_of_the_document(acme, engine):
-    contract = _contract("loan", {"due": "string"})
-    org = _org("loan", [("until_due", "wait_timer", {"until": "entity.due"}),
+    contract = defs.contract("loan", {"due": "string"})
+    org = defs.org_definition("loan", [("until_due", "wait_timer", {"until": "entity.due"}),
                         ("remind", "script", {"expression": "true", "assignTo": "context.r"})],
                [("until_due", "remind", {})])  # fmt: skip
     _publish(acme, contract, org)
