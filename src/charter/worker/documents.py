@@ -195,9 +195,9 @@ class DocumentsEngine:
             Call(
                 "finish_action_task",
                 {
+                    **self._verdict_params(),
                     "run_id": ctx.run_id,
                     "node_id": ctx.node_id,
-                    "worker_id": self.worker_id,
                     "patch": None if error else Jsonb(patch or {}),
                     "error": Jsonb(error) if error else None,
                     "permanent": permanent,

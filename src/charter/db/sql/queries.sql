@@ -252,7 +252,8 @@ SELECT charter.claim_action_tasks(%(worker_id)s, %(action_types)s::text[], %(lim
 
 -- name: finish_action_task
 SELECT charter.finish_action_task(%(run_id)s, %(node_id)s, %(worker_id)s, %(patch)s::jsonb,
-                                  %(error)s::jsonb, %(permanent)s);
+                                  %(error)s::jsonb, %(permanent)s, %(verified)s::text[],
+                                  %(refused)s::jsonb);
 
 -- name: put_schedule
 SELECT charter.put_schedule(%(org_id)s, %(name)s, %(cron)s, %(target)s::jsonb, %(missed)s, %(timezone)s);

@@ -168,7 +168,8 @@ BEGIN
     IF p_event.event_type = 'on_create' THEN
         IF v_instance.id IS NULL AND NOT EXISTS (
                 SELECT 1 FROM charter.workflow_instances AS i
-                 WHERE i.org_id = p_event.org_id AND i.document_id = p_event.document_id) THEN
+                 WHERE i.org_id = p_event.org_id AND i.entity_type = p_event.entity_type
+                   AND i.document_id = p_event.document_id) THEN
             v_run := charter._start_instance(v_document, p_event, p_verified, p_refused);
             PERFORM charter._drain(v_run);
         END IF;

@@ -61,6 +61,8 @@ DECLARE
     v_resume   jsonb := coalesce(p_wait.resume, '{}'::jsonb);
     v_version  integer;
     v_result   jsonb;
+    v_state    text;
+    v_message  text;
 BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id;
     PERFORM 1 FROM charter.documents AS d
@@ -137,10 +139,22 @@ BEGIN
         v_output := jsonb_build_object('handler', jsonb_build_object(
             'actionType', p_wait.detail->>'actionType', 'patch', v_resume->'patch', 'attempts', p_wait.attempts));
         IF v_resume->'patch' <> '{}'::jsonb THEN
-            v_result := charter.mutate(v_instance.org_id, p_wait.detail->>'actionType', v_instance.document_id,
-                v_resume->'patch', coalesce(p_wait.detail->>'runAs', 'system'),
-                p_reason => format('workflow action at %s', p_wait.node_id), p_trace_id => v_instance.trace_id,
-                p_via => 'workflow', p_node_id => p_wait.node_id);
+            BEGIN
+                v_result := charter.mutate(v_instance.org_id, p_wait.detail->>'actionType', v_instance.document_id,
+                    v_resume->'patch', coalesce(p_wait.detail->>'runAs', 'system'),
+                    p_reason => format('workflow action at %s', p_wait.node_id), p_trace_id => v_instance.trace_id,
+                    p_via => 'workflow', p_node_id => p_wait.node_id);
+            EXCEPTION WHEN others THEN
+                GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
+                IF v_state NOT LIKE 'CH%' THEN
+                    RAISE;
+                END IF;
+                -- The document refuses the patch (a field, a policy): the node fails, for good.
+                PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, jsonb_build_object(
+                    'sqlstate', v_state, 'message', v_message, 'node', p_wait.node_id,
+                    'actionType', p_wait.detail->>'actionType', 'patch', v_resume->'patch'));
+                RETURN;
+            END;
             UPDATE charter.workflow_instances AS i SET document_version = (v_result->>'version')::integer
              WHERE i.id = v_instance.id;
             v_output := v_output || jsonb_build_object('mutation', jsonb_build_object('version', v_result->'version'));

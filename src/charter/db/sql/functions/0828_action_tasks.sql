@@ -38,19 +38,31 @@ AS $$
         ON v.org_id = i.org_id AND v.document_id = i.document_id AND v.version = t.entity_version
 $$;
 
--- A handler's result: its field patch (or its error), kept on the wait and made due so the
--- engine resumes the node. Only the worker that holds the task may answer ('stale' else).
+-- A handler's result, in the engine's lock order (the document's lock, then the task):
+-- a patch is applied through mutate() and the node completes in this same transaction
+-- when the instance has seen every change of the document (else the result waits on the
+-- task for the engine to apply after those changes' events); an error is retried with
+-- backoff, or fails the node once permanent or out of attempts. Only the worker holding
+-- the task may answer: 'stale' otherwise.
+DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, integer);
 CREATE OR REPLACE FUNCTION charter.finish_action_task(
-    p_run_id text, p_node_id text, p_worker_id text, p_patch jsonb, p_error jsonb DEFAULT NULL,
-    p_permanent boolean DEFAULT false, p_max_attempts integer DEFAULT 5)
+    p_run_id text, p_node_id text, p_worker_id text, p_patch jsonb, p_error jsonb,
+    p_permanent boolean, p_verified text[], p_refused jsonb DEFAULT '{}', p_max_attempts integer DEFAULT 5)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_wait charter.instance_waits;
+    v_wait     charter.instance_waits;
+    v_instance charter.workflow_instances;
+    v_version  integer;
 BEGIN
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run_id;
+    IF NOT FOUND THEN
+        RETURN 'stale';
+    END IF;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_instance.org_id || '/' || v_instance.document_id));
     SELECT * INTO v_wait FROM charter.instance_waits AS w
      WHERE w.run_id = p_run_id AND w.node_id = p_node_id AND w.kind = 'handler'
        AND w.worker_id = p_worker_id AND w.resume IS NULL
@@ -70,8 +82,15 @@ BEGIN
        SET resume = CASE WHEN p_error IS NULL THEN jsonb_build_object('patch', coalesce(p_patch, '{}'::jsonb))
                          ELSE jsonb_build_object('error', p_error) END,
            due_at = now()
-     WHERE w.run_id = p_run_id AND w.node_id = p_node_id;
-    PERFORM pg_notify('charter_events', v_wait.org_id);
-    RETURN CASE WHEN p_error IS NULL THEN 'recorded' ELSE 'failed' END;
+     WHERE w.run_id = p_run_id AND w.node_id = p_node_id
+    RETURNING * INTO v_wait;
+    SELECT d.version INTO v_version FROM charter.documents AS d
+     WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id;
+    IF v_version = v_instance.document_version AND v_instance.status = 'running' THEN
+        PERFORM charter._resume_wait(v_wait, p_verified, p_refused);  -- the completion, now
+        RETURN CASE WHEN p_error IS NULL THEN 'applied' ELSE 'failed' END;
+    END IF;
+    PERFORM pg_notify('charter_events', v_instance.org_id);
+    RETURN 'recorded';
 END;
 $$;

@@ -45,8 +45,10 @@ DECLARE
     v_instance charter.workflow_instances;
     v_wf       jsonb;
     v_pending  boolean;
+    v_type     text;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM charter.documents AS d WHERE d.org_id = v_org AND d.id = p_document_id) THEN
+    SELECT d.entity_type INTO v_type FROM charter.documents AS d WHERE d.org_id = v_org AND d.id = p_document_id;
+    IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH030',
             MESSAGE = format('Document %L does not exist in org %L', p_document_id, v_org),
             HINT = 'Check the document id and the client''s org.';
@@ -55,7 +57,7 @@ BEGIN
                           WHERE e.org_id = v_org AND e.document_id = p_document_id
                             AND e.status IN ('pending', 'processing', 'failed'));
     SELECT * INTO v_instance FROM charter.workflow_instances AS i
-     WHERE i.org_id = v_org AND i.document_id = p_document_id
+     WHERE i.org_id = v_org AND i.entity_type = v_type AND i.document_id = p_document_id
      ORDER BY (i.status IN ('running', 'paused')) DESC, i.started_at DESC LIMIT 1;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('runId', NULL, 'status', NULL, 'runnable', v_pending, 'pendingEvents', v_pending,
