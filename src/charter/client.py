@@ -35,6 +35,8 @@ from charter.engine.runs import Run
 from charter.engine.workers import QueueEntry, WorkerInfo
 from charter.errors import ArgumentError
 from charter.instance_client import (
+    Approvals,
+    AsyncApprovals,
     AsyncEvents,
     AsyncRules,
     AsyncSchedules,
@@ -125,6 +127,11 @@ class Client:
     def rules(self) -> Rules:
         """The org's rule store, read by ``rule`` nodes."""
         return Rules(self.store, self._state.org_id)
+
+    @property
+    def approvals(self) -> Approvals:
+        """Approvals bound to a document version: inbox, decide, snapshot, diff, chains."""
+        return Approvals(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> Schedules:
@@ -256,6 +263,10 @@ class AsyncClient:
     @property
     def rules(self) -> AsyncRules:
         return AsyncRules(self.store, self._state.org_id)
+
+    @property
+    def approvals(self) -> AsyncApprovals:
+        return AsyncApprovals(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> AsyncSchedules:

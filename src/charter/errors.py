@@ -69,11 +69,16 @@ The tree::
     │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
     │   ├── WorkflowVersionDriftError     WORKFLOW_VERSION_DRIFT (WF-05)
     │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
+    │   ├── ApproversEmptyError           APPROVERS_EMPTY (an approval's approvers: nobody)
     │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
     ├── RuleNotFoundError             RULE_NOT_FOUND (the org's rule store)
     ├── ProductionClockError          TEST_CLOCK_DISABLED (the test clock outside development)
     ├── ScheduleInvalidError          SCHEDULE_INVALID (name, cron, time zone, target, policy)
+    ├── ApprovalError                 APPROVAL_ERROR: a decision or chain was refused:
+    │   └── ApprovalVersionStaleError, ApprovalNotApproverError, ApprovalAlreadyDecidedError,
+    │       ApprovalClosedError, ApprovalSelfApprovalError, ApprovalNotFoundError,
+    │       ApprovalChainInvalidError                                 APPROVAL_<RULE>
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
@@ -671,3 +676,41 @@ class DocumentWaitTimeoutError(DocumentError, TimeoutError, code="DOCUMENT_WAIT_
 
 class ScheduleInvalidError(CharterError, ValueError, code="SCHEDULE_INVALID", sqlstate="CH050"):
     """A schedule's name, cron expression, time zone, target or missed-tick policy is wrong."""
+
+
+class ApprovalError(CharterError, code="APPROVAL_ERROR"):
+    """An approval call was refused; nothing was recorded."""
+
+
+class ApproversEmptyError(WorkflowRuntimeError, code="APPROVERS_EMPTY", sqlstate="CH051"):
+    """An approval's approvers resolve to nobody (or its chain is not defined)."""
+
+
+class ApprovalVersionStaleError(ApprovalError, code="APPROVAL_VERSION_STALE", sqlstate="CH052"):
+    """The decision is not for the version the request is pinned to, or the document moved on."""
+
+
+class ApprovalNotApproverError(ApprovalError, code="APPROVAL_NOT_APPROVER", sqlstate="CH053"):
+    """The actor is not an approver of the request."""
+
+
+class ApprovalAlreadyDecidedError(ApprovalError, code="APPROVAL_ALREADY_DECIDED", sqlstate="CH054"):
+    """The actor decided this request already."""
+
+
+class ApprovalClosedError(ApprovalError, code="APPROVAL_CLOSED", sqlstate="CH055"):
+    """The request is approved, rejected, cancelled or voided already."""
+
+
+class ApprovalSelfApprovalError(ApprovalError, code="APPROVAL_SELF_APPROVAL", sqlstate="CH056"):
+    """The requester may not approve their own request."""
+
+
+class ApprovalNotFoundError(ApprovalError, code="APPROVAL_NOT_FOUND", sqlstate="CH057"):
+    """No such request in the org, or no such decision."""
+
+
+class ApprovalChainInvalidError(
+    ApprovalError, ValueError, code="APPROVAL_CHAIN_INVALID", sqlstate="CH058"
+):
+    """A chain's id or stages are not acceptable."""

@@ -272,3 +272,19 @@ SELECT charter.instance_position(%(run_id)s);
 
 -- name: contract_artifacts
 SELECT charter.contract_artifacts();
+
+-- name: decide_approval
+SELECT charter.decide_approval(%(org_id)s, %(request_id)s, %(decision)s, %(actor)s,
+                               %(entity_version)s, %(comment)s);
+
+-- name: approval_inbox
+SELECT charter.approval_inbox(%(org_id)s, %(user)s);
+
+-- name: get_approval
+SELECT charter.get_approval(%(org_id)s, %(request_id)s, %(part)s);
+
+-- name: approval_history
+SELECT charter.approval_history(%(org_id)s, %(document_id)s);
+
+-- name: define_approval_chain
+SELECT charter.define_approval_chain(%(org_id)s, %(chain_id)s, %(stages)s::jsonb);

@@ -214,6 +214,10 @@ BEGIN
             v_via, CASE WHEN v_via = 'workflow' THEN p_node_id END, p_reason, v_changes, v_trace);
     PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
                                 v_payload || jsonb_build_object('actor', p_actor), v_trace);
+    IF v_doc.id IS NOT NULL AND v_via <> 'workflow' THEN
+        -- WF-03: what was approved is no longer what the document says.
+        PERFORM charter._void_approvals(v_org, v_new.id, v_new.version);
+    END IF;
     IF v_window = 'amend_only' THEN
         -- An edit where only amendments may happen: the engine must route it to re-approval.
         PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, 'on_amendment',

@@ -25,6 +25,7 @@ DECLARE
     v_edge    text;
     v_state_node text;
     v_before  charter.workflow_instances := p_instance;
+    v_applied jsonb;
 BEGIN
     SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.step_slug = p_gate;
     IF p_user_transition IS NULL THEN
@@ -42,8 +43,16 @@ BEGIN
                 HINT = 'The document left the state the body belongs to; check the definition''s slots.';
         END IF;
         v_actor := 'system';
+        -- WF-03: the approvals that carried the body here are consumed by this pass.
+        v_applied := charter._consume_approvals(p_instance, p_document, p_gate);
         v_changed := charter.mutate(p_instance.org_id, v_config->>'gate', p_document.id, '{}'::jsonb, 'system',
-            p_to => v_to, p_reason => format('passed by the workflow%s', coalesce(' (' || v_state.outcome || ')', '')),
+            p_to => v_to, p_reason => format('passed by the workflow%s%s', coalesce(' (' || v_state.outcome || ')', ''),
+                coalesce(': ' || (SELECT format('%s rejected: %s', d.actor, coalesce(d.comment, 'no reason given'))
+                                    FROM charter.approval_decisions AS d
+                                    JOIN charter.approval_requests AS r ON r.id = d.request_id
+                                   WHERE r.run_id = p_instance.id AND r.status = 'rejected' AND d.decision = 'rejected'
+                                     AND v_state.outcome = 'reject'
+                                   ORDER BY d.id DESC LIMIT 1), '')),
             p_trace_id => p_instance.trace_id, p_via => 'workflow', p_node_id => p_gate);
         UPDATE charter.workflow_instances AS i SET document_version = (v_changed->>'version')::integer
          WHERE i.id = p_instance.id RETURNING * INTO p_instance;
@@ -80,6 +89,7 @@ BEGIN
     PERFORM charter._complete_node(v_before, p_wf, p_gate, ARRAY[v_edge],
         jsonb_build_object('transition', jsonb_build_object('gate', v_config->>'gate', 'from', v_from, 'to', v_to, 'label', v_label),
                            'passedBy', CASE WHEN p_user_transition IS NULL THEN 'workflow' ELSE 'user' END,
+                           'appliedDecisions', v_applied,
                            'documentVersion', p_instance.document_version),
         v_actor);
 END;
@@ -164,7 +174,7 @@ BEGIN
     END IF;
     -- Only the nodes that evaluate expressions or templates need the variables.
     IF v_type IN ('condition', 'rule', 'script', 'action', 'wait_timer', 'wait_event',
-                  'webhook_out', 'notification') THEN
+                  'webhook_out', 'notification', 'approval') THEN
         v_vars := charter._instance_vars(p_instance, p_document);
     END IF;
 
@@ -321,12 +331,7 @@ BEGIN
         PERFORM charter._wait(p_instance, p_node, v_type, v_state.token, 'delivery', v_key, NULL, NULL, NULL,
             jsonb_build_object('effect', v_effect, 'request', v_request, 'idempotencyKey', v_key_text));
     WHEN 'approval' THEN
-        INSERT INTO charter.approval_requests (org_id, run_id, node_id, token, document_id, entity_version,
-                                               snapshot_version, config)
-        VALUES (p_instance.org_id, p_instance.id, p_node, v_state.token, p_document.id, p_document.version,
-                p_document.version, v_config)
-        RETURNING jsonb_build_object('requestId', id, 'entityVersion', entity_version) INTO v_request;
-        PERFORM charter._wait(p_instance, p_node, v_type, v_state.token, 'approval', v_key, NULL, NULL, NULL, v_request);
+        PERFORM charter._start_approval(p_instance, p_document, p_node, v_state.token, v_config, v_vars, v_key);
     ELSE
         RAISE EXCEPTION USING ERRCODE = 'CH046',
             MESSAGE = format('Node %s has type %s, which this engine does not run', p_node, v_type),

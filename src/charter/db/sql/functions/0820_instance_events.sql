@@ -252,7 +252,7 @@ BEGIN
      WHERE i.id = p_instance.id RETURNING * INTO p_instance;
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_region FROM charter.step_states AS s
      WHERE s.run_id = p_instance.id AND s.status IN ('ready', 'running')
-       AND p_wf->'stableRegionNodes' ? s.step_slug
+       AND (p_wf->'stableRegionNodes' ? s.step_slug OR p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'approval')
        AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] <> 'lifecycle_state';
     IF v_region IS NULL THEN
         RETURN;

@@ -43,7 +43,8 @@ GRANT EXECUTE ON FUNCTION
     charter.publish_contract, charter.document_workflow, charter.instance_steps,
     charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule,
     charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position,
-    charter.retry_dead_letters
+    charter.retry_dead_letters, charter.decide_approval, charter.approval_inbox, charter.get_approval,
+    charter.approval_history, charter.define_approval_chain
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

@@ -12,9 +12,14 @@ CREATE TABLE charter.approval_requests (
     outcome_reason   text,
     created_at       timestamptz NOT NULL DEFAULT now(),
     closed_at        timestamptz,
+    approvers        text[]      NOT NULL DEFAULT '{}',
+    decision         text        NOT NULL DEFAULT 'any',
+    requester        text,
+    voided_version   integer,
     CONSTRAINT approval_requests_pkey PRIMARY KEY (id),
     CONSTRAINT approval_status_is_known
-        CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'voided'))
+        CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'voided')),
+    CONSTRAINT approval_decision_rule_is_known CHECK (decision IN ('any', 'all'))
 );
 CREATE INDEX approval_requests_document_idx ON charter.approval_requests (org_id, document_id, status);
 CREATE INDEX approval_requests_run_idx ON charter.approval_requests (run_id, node_id);

@@ -1,0 +1,196 @@
+"""Approvals bound to a version (WF-03): the large-invoice lane approved and consumed by the
+gate, a rejection back to draft with its reason, an edit voiding the pending decision, every
+refusal with the input that causes it, concurrent decisions on an `all` request, and chains."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from charter import Client
+from charter.errors import (
+    ApprovalAlreadyDecidedError,
+    ApprovalClosedError,
+    ApprovalNotApproverError,
+    ApprovalNotFoundError,
+    ApprovalSelfApprovalError,
+    ApprovalVersionStaleError,
+    ArgumentError,
+)
+from charter.templates import TEMPLATES
+
+from . import definitions as defs
+
+
+@pytest.fixture
+def reviewers(acme):
+    acme.directory.put_user("reviewer", roles=["ap_clerk"])
+    acme.directory.put_user("outsider", roles=[])
+    return acme
+
+
+def _waiting_invoice(client, total=9000):
+    docs = client.documents
+    doc = docs.create("ap_invoice", {"grand_total": total, "vendor_id": "v-1"}, actor="clerk")
+    docs.transition(doc.id, "submit", actor="clerk")
+    waiting = docs.wait(doc.id, timeout=20)
+    [request] = [r for r in client.approvals.history(doc.id) if r.status == "pending"]
+    return waiting, request
+
+
+def test_an_approval_on_the_pinned_version_passes_the_gate_and_is_consumed(reviewers, engine):
+    client = reviewers
+    waiting, request = _waiting_invoice(client)
+    assert (request.entity_version, request.requester) == (2, "clerk")
+    assert request.approvers == ["clerk", "reviewer"]  # everyone with the role, fixed now
+    assert [r.id for r in client.approvals.inbox("reviewer")] == [request.id]
+    assert client.approvals.snapshot(request.id)["data"]["grand_total"] == 9000
+    result = client.approvals.decide(
+        request.id, "approved", actor="reviewer", entity_version=2, comment="ok"
+    )
+    assert result["requestStatus"] == "approved"
+    done = client.documents.wait(waiting.id, timeout=20)
+    assert (done.state, done.data["gl_batch"]) == ("active", "GL-AUTO")  # posted and locked
+    [decision] = client.approvals.get(request.id).decisions
+    assert decision.applied_by == "sys:gate:approve" and decision.applied_at is not None
+    assert client.approvals.inbox("reviewer") == []
+    gate = client.get_run(done.workflow.run_id).step("sys:gate:approve")
+    assert gate.output["appliedDecisions"] == [decision.id]
+    with pytest.raises(ApprovalClosedError):
+        client.approvals.decide(request.id, "approved", actor="clerk", entity_version=2)
+
+
+def test_a_rejection_sends_the_invoice_back_to_draft_with_the_reason(reviewers, engine):
+    client = reviewers
+    waiting, request = _waiting_invoice(client)
+    client.approvals.decide(
+        request.id, "rejected", actor="reviewer", entity_version=2, comment="wrong vendor"
+    )
+    back = client.documents.wait(waiting.id, timeout=20)
+    assert back.state == "draft"
+    last = client.documents.history(waiting.id)[-1]
+    assert (last.action, last.actor) == ("approve", "system")
+    assert "reviewer rejected: wrong vendor" in last.reason
+    assert [w.kind for w in back.workflow.waiting_for] == ["transition"]
+
+
+def test_an_edit_during_approval_voids_it_and_asks_again_on_the_new_version(reviewers, engine):
+    client = reviewers
+    waiting, request = _waiting_invoice(client)
+    client.documents.update(waiting.id, {"grand_total": 9100}, actor="clerk")  # amend_only
+    again = client.documents.wait(waiting.id, timeout=20)
+    assert [w.kind for w in again.workflow.waiting_for] == ["approval"]
+    old = client.approvals.get(request.id)
+    assert (old.status, old.voided_version) == ("voided", 3)
+    with pytest.raises(ApprovalVersionStaleError, match="at version 3 now"):
+        client.approvals.decide(request.id, "approved", actor="reviewer", entity_version=2)
+    [fresh] = client.approvals.inbox("reviewer")
+    assert fresh.entity_version == 3 and fresh.id != request.id
+    assert client.approvals.diff(fresh.id)["changes"]["grand_total"] == {"from": 9000, "to": 9100}
+
+
+def test_every_refusal_names_its_cause_and_records_nothing(reviewers, engine, sql):
+    client = reviewers
+    _, request = _waiting_invoice(client)
+    decide = client.approvals.decide
+    with pytest.raises(ApprovalNotApproverError, match="outsider"):
+        decide(request.id, "approved", actor="outsider", entity_version=2)
+    with pytest.raises(ApprovalSelfApprovalError, match="clerk asked"):
+        decide(request.id, "approved", actor="clerk", entity_version=2)
+    with pytest.raises(ApprovalVersionStaleError, match="for version 2"):
+        decide(request.id, "approved", actor="reviewer", entity_version=1)
+    with pytest.raises(ApprovalNotFoundError):
+        decide("no-such-request", "approved", actor="reviewer", entity_version=2)
+    with pytest.raises(ArgumentError, match="approved, rejected, abstained"):
+        decide(request.id, "yes", actor="reviewer", entity_version=2)
+    with pytest.raises(ArgumentError, match="bound to a version"):
+        decide(request.id, "approved", actor="reviewer", entity_version="2")
+    assert sql("SELECT count(*) FROM charter.approval_decisions") == [(0,)]
+    decide(request.id, "abstained", actor="reviewer", entity_version=2)
+    with pytest.raises(ApprovalAlreadyDecidedError):
+        decide(request.id, "approved", actor="reviewer", entity_version=2)
+    with pytest.raises(Exception, match="append-only"):
+        sql("DELETE FROM charter.approval_decisions")
+
+
+def test_concurrent_decisions_on_an_all_request_pass_the_gate_once(db_url, engine, sql):
+    contract = defs.contract("capex", {"amount": "number"})
+    org = defs.org_definition(
+        "capex",
+        [("board", "approval", {"mode": "inline", "approvers": [{"role": "board"}],
+                                "decision": "all"})],
+        [],
+    )  # fmt: skip
+    with Client(db_url, org_id="acme") as client:
+        client.definitions.publish(contract)
+        client.definitions.publish(contract, org)
+        client.directory.put_user("owner", roles=[])
+        members = [f"b{i}" for i in range(6)]
+        for member in members:
+            client.directory.put_user(member, roles=["board"])
+        doc = client.documents.create("capex", {"amount": 10**6}, actor="owner")
+        client.documents.transition(doc.id, "open", actor="owner")
+        client.documents.wait(doc.id, timeout=20)
+        [request] = client.approvals.inbox("b0")
+        errors: list[Exception] = []
+
+        def vote(member: str) -> None:
+            try:
+                client.approvals.decide(request.id, "approved", actor=member, entity_version=2)
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=vote, args=(m,)) for m in members]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        done = client.documents.wait(doc.id, timeout=20)
+        assert done.state == "done"
+    assert sql("SELECT count(*) FROM charter.approval_decisions WHERE request_id = %s",
+               request.id) == [(6,)]  # fmt: skip
+    passes = sql("SELECT count(*) FROM charter.document_audit WHERE action = 'close'")
+    assert passes == [(1,)]
+    [(applied,)] = sql(
+        "SELECT count(*) FROM charter.approval_decisions WHERE applied_by = 'sys:gate:close'"
+    )
+    assert applied == 6
+
+
+def test_the_templates_lanes_parallel_role_and_rule_approvals_and_a_chain(db_url, engine):
+    template = TEMPLATES["invoice_approval"]
+    with Client(db_url, org_id="acme") as client:
+        client.definitions.publish(template.contract)
+        client.definitions.publish(template.contract, template.org)
+        client.directory.put_user("clerk", roles=["clerk"])
+        client.directory.put_user("fm", roles=["finance_manager"])
+        client.directory.put_user("cc-7", roles=[])  # the budget owner: the cost center's id
+        client.directory.put_user("mgr", roles=["manager"])
+        client.directory.put_user("cfo", roles=["cfo"])
+        client.approvals.define_chain(
+            "ap_standard",
+            [{"approvers": [{"role": "manager"}], "decision": "any"},
+             {"approvers": [{"role": "cfo"}], "decision": "all"}],
+        )  # fmt: skip
+        docs = client.documents
+        big = docs.create("invoice", {"grand_total": 50000, "cost_center": "cc-7"}, actor="clerk")
+        docs.transition(big.id, "submit", actor="clerk")
+        docs.wait(big.id, timeout=20)
+        assert {r.approvers[0] for r in client.approvals.history(big.id)} == {"fm", "cc-7"}
+        for approver in ("fm", "cc-7"):
+            [request] = client.approvals.inbox(approver)
+            client.approvals.decide(request.id, "approved", actor=approver, entity_version=2)
+        assert docs.wait(big.id, timeout=20).state == "active"  # both were needed
+
+        small = docs.create("invoice", {"grand_total": 800, "cost_center": "cc-7"}, actor="clerk")
+        docs.transition(small.id, "submit", actor="clerk")
+        docs.wait(small.id, timeout=20)
+        [first] = client.approvals.inbox("mgr")
+        result = client.approvals.decide(first.id, "approved", actor="mgr", entity_version=2)
+        assert "nextRequestId" in result  # stage two: the CFO
+        assert docs.wait(small.id, timeout=20).state == "submitted"
+        [second] = client.approvals.inbox("cfo")
+        client.approvals.decide(second.id, "approved", actor="cfo", entity_version=2)
+        assert docs.wait(small.id, timeout=20).state == "active"
