@@ -107,3 +107,26 @@ def test_a_worker_without_a_module_runs_the_documents_engine(acme, db_url):
         output, _ = worker.communicate(timeout=30)
     assert worker.returncode == 0, output
     assert "flows none" in output and "the documents engine" in output
+
+
+def test_approvals_inbox_and_decide(acme, engine, db_url):
+    acme.directory.put_user("reviewer", roles=["ap_clerk"])
+    data = {"grand_total": 9000, "vendor_id": "v"}
+    doc = acme.documents.create("ap_invoice", data, actor="clerk")
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    acme.documents.wait(doc.id, timeout=20)
+    [request] = acme.approvals.inbox("reviewer")
+    shown = run_charter("approvals", "inbox", "reviewer", "--org", "acme", env=_env(db_url))
+    assert shown.returncode == 0 and request.id in shown.stdout
+    stale = run_charter(
+        "approvals", "decide", request.id, "approve", "--actor", "reviewer", "--version", "1",
+        "--org", "acme", env=_env(db_url),
+    )  # fmt: skip
+    assert stale.returncode == 1 and "APPROVAL_VERSION_STALE" in stale.stderr
+    done = run_charter(
+        "approvals", "decide", request.id, "approve", "--actor", "reviewer", "--version", "2",
+        "--comment", "fine", "--org", "acme", env=_env(db_url),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "the request is approved" in done.stdout
+    assert acme.documents.wait(doc.id, timeout=20).state == "active"

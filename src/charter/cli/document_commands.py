@@ -56,6 +56,23 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     effective.set_defaults(handler=compile_effective_command)
 
+    approvals = commands.add_parser("approvals", help="approval requests: inbox and decisions")
+    steps = approvals.add_subparsers(title="approvals commands", required=True, metavar="ACTION")
+    inbox = steps.add_parser("inbox", help="the requests waiting for a user's decision")
+    inbox.add_argument("user", metavar="USER")
+    option(inbox, "--org", default="default", help="the user's org")
+    flag(inbox, "--json", help="print them as JSON")
+    inbox.set_defaults(handler=approvals_inbox_command)
+    decide = steps.add_parser("decide", help="approve, reject or abstain on the pinned version")
+    decide.add_argument("request_id", metavar="REQUEST_ID")
+    decide.add_argument("decision", choices=["approve", "reject", "abstain"])
+    option(decide, "--actor", required=True, help="who decides (a user of the org's directory)")
+    option(decide, "--version", type=int, required=True,
+           help="the document version you looked at (the request's pinned version)")  # fmt: skip
+    option(decide, "--comment", help="why (kept with the decision)")
+    option(decide, "--org", default="default", help="the request's org")
+    decide.set_defaults(handler=approvals_decide_command)
+
     schedules = commands.add_parser("schedules", help="cron schedules of an org")
     actions = schedules.add_subparsers(title="schedules commands", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="every schedule, its target and next tick")
@@ -204,6 +221,53 @@ def schedules_list_command(*, database_url: str | None, org: str, json: bool) ->
             escape(json_module.dumps(s.last_result)[:60]) if s.last_result else "",
         )
     out.print(table)
+    return 0
+
+
+def approvals_inbox_command(*, database_url: str | None, user: str, org: str, json: bool) -> int:
+    with Client(database_url, migrate=False, org_id=org) as client:
+        requests = client.approvals.inbox(user)
+    if json:
+        print_json([dataclasses.asdict(r) for r in requests])
+        return 0
+    if not requests:
+        out.print(f"nothing waits for {escape(user)}'s decision in org {escape(org)}")
+        return 0
+    table = Table(box=None, pad_edge=False)
+    for column in ("request", "document", "version", "rule", "asked by", "since"):
+        table.add_column(column)
+    for r in requests:
+        table.add_row(
+            escape(r.id),
+            escape(f"{r.entity_type or ''} {r.document_id}"),
+            str(r.entity_version),
+            f"{r.decision} of {', '.join(r.approvers)}",
+            escape(r.requester or ""),
+            r.since.isoformat(timespec="seconds"),
+        )
+    out.print(table)
+    return 0
+
+
+def approvals_decide_command(
+    *,
+    database_url: str | None,
+    request_id: str,
+    decision: str,
+    actor: str,
+    version: int,
+    comment: str | None,
+    org: str,
+) -> int:
+    word = {"approve": "approved", "reject": "rejected", "abstain": "abstained"}[decision]
+    with Client(database_url, migrate=False, org_id=org) as client:
+        result = client.approvals.decide(
+            request_id, word, actor=actor, entity_version=version, comment=comment
+        )
+    out.print(
+        f"{escape(actor)} {word} request {escape(request_id)} (version {version}); the request "
+        f"is {result['requestStatus']}"
+    )
     return 0
 
 
