@@ -52,6 +52,8 @@ class ApprovalRequest:
     reason: str | None = None
     voided_version: int | None = None
     decisions: list[Decision] = field(default_factory=list)
+    delegated: dict[str, Any] = field(default_factory=dict)  # approver -> delegate
+    escalated_at: datetime | None = None
 
 
 def _time(value: str | None) -> datetime | None:
@@ -75,6 +77,8 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
         closed_at=_time(data.get("closedAt")),
         reason=data.get("reason"),
         voided_version=data.get("voidedVersion"),
+        delegated=data.get("delegated") or {},
+        escalated_at=_time(data.get("escalatedAt")),
         decisions=[
             Decision(
                 id=d["id"],
@@ -168,4 +172,22 @@ def define_chain(org_id: str, chain_id: str, stages: Any) -> Operation[dict[str,
         "stages": Jsonb(stages),
     }
     result: dict[str, Any] = yield Call("define_approval_chain", params, first_json)
+    return result
+
+
+def delegate(
+    org_id: str, user: str, to: str, starts_at: datetime | None, ends_at: datetime
+) -> Operation[dict[str, Any]]:
+    if not isinstance(ends_at, datetime) or (
+        starts_at is not None and not isinstance(starts_at, datetime)
+    ):
+        raise ArgumentError("starts_at and ends_at are datetimes (with a time zone)")
+    params = {
+        "org_id": org_id,
+        "from_user": text_argument(user, "user"),
+        "to_user": text_argument(to, "to"),
+        "starts_at": starts_at,
+        "ends_at": ends_at,
+    }
+    result: dict[str, Any] = yield Call("delegate_approvals", params, first_json, retry_safe=False)
     return result

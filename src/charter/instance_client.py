@@ -244,6 +244,20 @@ class Approvals:
     ) -> list[ApprovalRequest]:
         return self._store.perform(approvals.history(self._org, document_id), connection)
 
+    def delegate(
+        self,
+        user: str,
+        *,
+        to: str,
+        ends_at: datetime,
+        starts_at: datetime | None = None,
+        connection: Connection | None = None,
+    ) -> dict[str, Any]:
+        """Requests made for ``user`` between ``starts_at`` (default now) and ``ends_at`` go to
+        ``to`` instead, recorded on each request as delegated."""
+        op = approvals.delegate(self._org, user, to, starts_at, ends_at)
+        return self._store.perform(op, connection)
+
     def define_chain(
         self, chain_id: str, stages: list[dict[str, Any]], *, connection: Connection | None = None
     ) -> dict[str, Any]:
@@ -295,6 +309,18 @@ class AsyncApprovals:
         self, document_id: str, *, connection: AsyncConnection | None = None
     ) -> list[ApprovalRequest]:
         return await self._store.perform(approvals.history(self._org, document_id), connection)
+
+    async def delegate(
+        self,
+        user: str,
+        *,
+        to: str,
+        ends_at: datetime,
+        starts_at: datetime | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> dict[str, Any]:
+        op = approvals.delegate(self._org, user, to, starts_at, ends_at)
+        return await self._store.perform(op, connection)
 
     async def define_chain(
         self,

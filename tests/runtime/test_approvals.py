@@ -5,12 +5,14 @@ refusal with the input that causes it, concurrent decisions on an `all` request,
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from charter import Client
 from charter.errors import (
     ApprovalAlreadyDecidedError,
+    ApprovalChainInvalidError,
     ApprovalClosedError,
     ApprovalNotApproverError,
     ApprovalNotFoundError,
@@ -194,3 +196,68 @@ def test_the_templates_lanes_parallel_role_and_rule_approvals_and_a_chain(db_url
         [second] = client.approvals.inbox("cfo")
         client.approvals.decide(second.id, "approved", actor="cfo", entity_version=2)
         assert docs.wait(small.id, timeout=20).state == "active"
+
+
+def test_delegation_sends_new_requests_to_the_delegate(reviewers, engine):
+    client = reviewers
+    client.directory.put_user("stand-in", roles=[])
+    now = datetime.now(UTC)
+    client.approvals.delegate("reviewer", to="stand-in", ends_at=now + timedelta(days=7))
+    _, request = _waiting_invoice(client)
+    assert "stand-in" in request.approvers and "reviewer" not in request.approvers
+    assert request.delegated == {"reviewer": "stand-in"}
+    with pytest.raises(ApprovalNotApproverError):
+        client.approvals.decide(request.id, "approved", actor="reviewer", entity_version=2)
+    client.approvals.decide(request.id, "approved", actor="stand-in", entity_version=2)
+    assert client.documents.wait(request.document_id, timeout=20).state == "active"
+    with pytest.raises(ApprovalChainInvalidError):
+        client.approvals.delegate("stand-in", to="stand-in", ends_at=now + timedelta(days=1))
+
+
+def test_an_undecided_request_escalates_to_the_approvers_managers(acme, engine, sql):
+    contract = defs.contract("trip", {"cost": "number"})
+    org = defs.org_definition(
+        "trip",
+        [("ok", "approval", {"mode": "inline", "approvers": [{"managerOf": "requester"}],
+                             "escalateAfter": "PT48H"})],
+        [],
+    )  # fmt: skip
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, org)
+    acme.directory.put_user("boss2", roles=[], email="boss2@example.com")
+    acme.directory.put_user("lead", roles=[], manager="boss2")
+    acme.directory.put_user("dev", roles=[], manager="lead")
+    doc = acme.documents.create("trip", {"cost": 900}, actor="dev")
+    acme.documents.transition(doc.id, "open", actor="dev")
+    acme.documents.wait(doc.id, timeout=20)
+    [request] = acme.approvals.inbox("lead")  # the requester's manager
+    acme.test_clock.advance(timedelta(hours=49))
+    try:
+        waiting = acme.documents.wait(doc.id, timeout=20)
+    finally:
+        acme.test_clock.reset()
+    escalated = acme.approvals.get(request.id)
+    assert escalated.approvers == ["boss2"] and escalated.escalated_at is not None
+    assert escalated.delegated["escalatedFrom"] == ["lead"]
+    assert [w.kind for w in waiting.workflow.waiting_for] == ["approval"]
+    [(recipients,)] = sql(
+        "SELECT request->'recipients' FROM charter.side_effects WHERE node_id LIKE %s",
+        "%#escalation",
+    )
+    assert recipients == [{"user": "boss2", "address": "boss2@example.com"}]
+    acme.approvals.decide(request.id, "approved", actor="boss2", entity_version=2)
+    assert acme.documents.wait(doc.id, timeout=20).state == "done"
+
+
+def test_amending_the_active_invoice_needs_approval_again(reviewers, engine):
+    client = reviewers
+    waiting, request = _waiting_invoice(client)
+    client.approvals.decide(request.id, "approved", actor="reviewer", entity_version=2)
+    active = client.documents.wait(waiting.id, timeout=20)
+    assert active.state == "active"
+    amended = client.documents.amend(active.id, {"grand_total": 8000}, actor="clerk")
+    client.documents.transition(amended.id, "submit", actor="clerk")
+    again = client.documents.wait(amended.id, timeout=20)
+    assert [w.kind for w in again.workflow.waiting_for] == ["approval"]
+    [fresh] = client.approvals.inbox("reviewer")
+    assert fresh.document_id == amended.id

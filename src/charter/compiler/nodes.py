@@ -136,10 +136,13 @@ def _action(c: _Config) -> dict[str, Any]:
 
 def _approval(c: _Config) -> dict[str, Any]:
     mode = c.choice("mode", ("inline", "chain"), "inline")
+    escalation = {}
+    if c.config.get("escalateAfter") is not None:
+        escalation = {"escalateAfter": c.duration("escalateAfter")}
     if mode == "chain":
-        c.only("mode", "chainId")
-        return {"mode": "chain", "chainId": c.text("chainId")}
-    c.only("mode", "approvers", "decision")
+        c.only("mode", "chainId", "escalateAfter")
+        return {"mode": "chain", "chainId": c.text("chainId"), **escalation}
+    c.only("mode", "approvers", "decision", "escalateAfter")
     approvers = c.config.get("approvers")
     if not isinstance(approvers, list) or not approvers:
         _fail(
@@ -153,16 +156,18 @@ def _approval(c: _Config) -> dict[str, Any]:
         if (
             not isinstance(approver, dict)
             or len(approver) != 1
-            or next(iter(approver)) not in ("user", "role", "rule")
+            or next(iter(approver)) not in ("user", "role", "rule", "managerOf")
         ):
             _fail(
                 c.node_id,
-                f'approvers[{n}] must be one of {{"user": id}}, '
-                '{"role": name} or {"rule": expression}',
+                f'approvers[{n}] must be one of {{"user": id}}, {{"role": name}}, '
+                '{"rule": expression} or {"managerOf": "requester"}',
             )
         kind, value = next(iter(approver.items()))
         if kind == "rule":
             compiled.append({"rule": c.expression(f"approvers[{n}].rule", value)})
+        elif kind == "managerOf" and value != "requester":
+            _fail(c.node_id, f'approvers[{n}].managerOf must be "requester", not {shown(value)}')
         elif not isinstance(value, str) or not value:
             _fail(c.node_id, f"approvers[{n}].{kind} must be a non-empty string")
         else:
@@ -171,6 +176,7 @@ def _approval(c: _Config) -> dict[str, Any]:
         "mode": "inline",
         "approvers": compiled,
         "decision": c.choice("decision", ("any", "all"), "any"),
+        **escalation,
     }
 
 

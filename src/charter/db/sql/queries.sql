@@ -288,3 +288,6 @@ SELECT charter.approval_history(%(org_id)s, %(document_id)s);
 
 -- name: define_approval_chain
 SELECT charter.define_approval_chain(%(org_id)s, %(chain_id)s, %(stages)s::jsonb);
+
+-- name: delegate_approvals
+SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(starts_at)s, %(ends_at)s);

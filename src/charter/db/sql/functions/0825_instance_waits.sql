@@ -109,7 +109,12 @@ BEGIN
         v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
         v_output := jsonb_build_object('delivery', v_resume->'delivery');
     WHEN 'approval' THEN
-        v_outcome := coalesce(v_resume->>'outcome', 'approved');
+        IF NOT (v_resume ? 'outcome') THEN
+            -- Its escalateAfter passed undecided: escalate, and wait on.
+            PERFORM charter._escalate_approval(v_instance, p_wait);
+            RETURN;
+        END IF;
+        v_outcome := v_resume->>'outcome';
         SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
           FROM charter._out_edges(v_wf, p_wait.node_id) AS o
          WHERE o.edge->>'label' = v_outcome;

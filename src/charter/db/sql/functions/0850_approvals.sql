@@ -252,7 +252,8 @@ AS $$
         'snapshotVersion', p_request.snapshot_version, 'approvers', to_jsonb(p_request.approvers),
         'decision', p_request.decision, 'requester', p_request.requester, 'since', p_request.created_at,
         'closedAt', p_request.closed_at, 'reason', p_request.outcome_reason,
-        'voidedVersion', p_request.voided_version,
+        'voidedVersion', p_request.voided_version, 'delegated', p_request.delegated,
+        'escalatedAt', p_request.escalated_at,
         'entityType', (SELECT d.entity_type FROM charter.documents AS d
                         WHERE d.org_id = p_request.org_id AND d.id = p_request.document_id),
         'decisions', coalesce((SELECT jsonb_agg(jsonb_build_object(
@@ -380,13 +381,24 @@ LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 DECLARE
-    v_request charter.approval_requests;
+    v_request   charter.approval_requests;
+    v_resolved  text[];
+    v_delegated jsonb;
 BEGIN
+    v_resolved := charter._resolve_approvers(p_instance, p_node, p_config, p_vars);
+    -- Delegations in force now send a resolved approver's request to the delegate.
+    SELECT coalesce(jsonb_object_agg(a, g.to_user), '{}'::jsonb) INTO v_delegated
+      FROM unnest(v_resolved) AS a
+      JOIN LATERAL (SELECT x.to_user FROM charter.approval_delegations AS x
+                     WHERE x.org_id = p_instance.org_id AND x.from_user = a
+                       AND x.starts_at <= charter._now() AND x.ends_at > charter._now()
+                     ORDER BY x.id DESC LIMIT 1) AS g ON true;
+    v_resolved := ARRAY(SELECT DISTINCT coalesce(v_delegated->>a, a) FROM unnest(v_resolved) AS a ORDER BY 1);
     INSERT INTO charter.approval_requests (org_id, run_id, node_id, token, document_id, entity_version,
-                                           snapshot_version, config, approvers, decision, requester)
+                                           snapshot_version, config, approvers, decision, requester, delegated)
     VALUES (p_instance.org_id, p_instance.id, p_node, p_token, p_document.id, p_document.version,
-            p_document.version, p_config, charter._resolve_approvers(p_instance, p_node, p_config, p_vars),
-            coalesce(p_config->>'decision', 'any'), p_instance.actor)
+            p_document.version, p_config, v_resolved, coalesce(p_config->>'decision', 'any'), p_instance.actor,
+            v_delegated)
     RETURNING * INTO v_request;
     RETURN v_request;
 END;
@@ -426,6 +438,82 @@ BEGIN
         v_detail := jsonb_build_object('requestId', v_request.id, 'entityVersion', v_request.entity_version,
                                        'approvers', to_jsonb(v_request.approvers), 'decision', v_request.decision);
     END IF;
-    PERFORM charter._wait(p_instance, p_node, 'approval', p_token, 'approval', p_key, NULL, NULL, NULL, v_detail);
+    PERFORM charter._wait(p_instance, p_node, 'approval', p_token, 'approval', p_key, NULL,
+        charter._now() + (p_config->>'escalateAfter')::interval, NULL,
+        v_detail || jsonb_strip_nulls(jsonb_build_object('escalateAfter', p_config->>'escalateAfter')));
+END;
+$$;
+
+-- client.approvals.delegate: requests made for p_from while the window is open go to p_to.
+CREATE OR REPLACE FUNCTION charter.delegate_approvals(
+    p_org_id text, p_from text, p_to text, p_starts_at timestamptz, p_ends_at timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org text := charter._acting_org(p_org_id);
+    v_id  bigint;
+BEGIN
+    PERFORM charter._directory_actor(v_org, p_from);
+    PERFORM charter._directory_actor(v_org, p_to);
+    IF p_from = p_to OR p_ends_at <= coalesce(p_starts_at, charter._now()) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH058',
+            MESSAGE = format('A delegation goes from one user to another over a window that ends after it starts (%s to %s, %s to %s)',
+                             p_from, p_to, coalesce(p_starts_at, charter._now()), p_ends_at),
+            HINT = 'delegate("u-2", to="u-5", starts_at=..., ends_at=...).';
+    END IF;
+    INSERT INTO charter.approval_delegations (org_id, from_user, to_user, starts_at, ends_at)
+    VALUES (v_org, p_from, p_to, coalesce(p_starts_at, charter._now()), p_ends_at) RETURNING id INTO v_id;
+    RETURN jsonb_build_object('id', v_id, 'from', p_from, 'to', p_to,
+                              'startsAt', coalesce(p_starts_at, charter._now()), 'endsAt', p_ends_at);
+END;
+$$;
+
+-- escalateAfter passed with the request undecided: it goes to its approvers' managers
+-- (recorded as escalated) and a notification tells them; the node waits on.
+CREATE OR REPLACE FUNCTION charter._escalate_approval(p_instance charter.workflow_instances, p_wait charter.instance_waits)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_request  charter.approval_requests;
+    v_managers text[];
+    v_key      text;
+BEGIN
+    SELECT * INTO v_request FROM charter.approval_requests AS r
+     WHERE r.id = p_wait.detail->>'requestId' AND r.status = 'pending' FOR UPDATE;
+    IF FOUND AND v_request.escalated_at IS NULL THEN
+        v_managers := ARRAY(SELECT DISTINCT u.manager_id FROM charter.directory_users AS u
+                             WHERE u.org_id = v_request.org_id AND u.user_id = ANY (v_request.approvers)
+                               AND u.manager_id IS NOT NULL ORDER BY 1);
+        IF cardinality(v_managers) > 0 THEN
+            UPDATE charter.approval_requests
+               SET approvers = v_managers, escalated_at = now(),
+                   delegated = delegated || jsonb_build_object('escalatedFrom', to_jsonb(v_request.approvers))
+             WHERE id = v_request.id;
+            v_key := encode(sha256(convert_to(v_request.id || '|escalation', 'UTF8')), 'hex');
+            INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
+            VALUES (v_request.org_id, 'side_effects', v_key) ON CONFLICT DO NOTHING;
+            IF FOUND THEN
+                INSERT INTO charter.side_effects (org_id, run_id, node_id, effect_type, request, idempotency_key, trace_id)
+                VALUES (v_request.org_id, v_request.run_id, v_request.node_id || '#escalation', 'notification',
+                        jsonb_build_object('channel', 'email', 'subject', format('Approval escalated: %s %s',
+                                               p_instance.entity_type, v_request.document_id),
+                                           'body', format('Request %s waited since %s; it is yours to decide now.',
+                                                          v_request.id, v_request.created_at),
+                                           'recipients', (SELECT jsonb_agg(jsonb_build_object('user', u.user_id, 'address', u.email) ORDER BY u.user_id)
+                                                            FROM charter.directory_users AS u
+                                                           WHERE u.org_id = v_request.org_id AND u.user_id = ANY (v_managers))),
+                        v_key, p_instance.trace_id);
+            END IF;
+        END IF;
+    END IF;
+    -- The node waits on (without a deadline now).
+    INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, detail)
+    VALUES (p_wait.run_id, p_wait.node_id, p_wait.org_id, p_wait.token, 'approval', p_wait.entity_version,
+            p_wait.detail || jsonb_build_object('escalated', true, 'approvers', to_jsonb(v_managers)));
 END;
 $$;

@@ -44,7 +44,7 @@ GRANT EXECUTE ON FUNCTION
     charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule,
     charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position,
     charter.retry_dead_letters, charter.decide_approval, charter.approval_inbox, charter.get_approval,
-    charter.approval_history, charter.define_approval_chain
+    charter.approval_history, charter.define_approval_chain, charter.delegate_approvals
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

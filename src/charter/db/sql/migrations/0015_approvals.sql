@@ -7,6 +7,8 @@ ALTER TABLE charter.approval_requests ADD COLUMN approvers text[] NOT NULL DEFAU
 ALTER TABLE charter.approval_requests ADD COLUMN decision text NOT NULL DEFAULT 'any';
 ALTER TABLE charter.approval_requests ADD COLUMN requester text;
 ALTER TABLE charter.approval_requests ADD COLUMN voided_version integer;
+ALTER TABLE charter.approval_requests ADD COLUMN delegated jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE charter.approval_requests ADD COLUMN escalated_at timestamptz;
 ALTER TABLE charter.approval_requests
     ADD CONSTRAINT approval_decision_rule_is_known CHECK (decision IN ('any', 'all'));
 
@@ -47,4 +49,22 @@ CREATE TABLE charter.approval_chains (
 );
 ALTER TABLE charter.approval_chains ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.approval_chains
+    USING (org_id = current_setting('charter.org_id', true));
+
+-- Delegations: while one is in force, requests made for its user go to the delegate.
+CREATE TABLE charter.approval_delegations (
+    id         bigint      GENERATED ALWAYS AS IDENTITY,
+    org_id     text        NOT NULL,
+    from_user  text        NOT NULL,
+    to_user    text        NOT NULL,
+    starts_at  timestamptz NOT NULL,
+    ends_at    timestamptz NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT approval_delegations_pkey PRIMARY KEY (id),
+    CONSTRAINT delegation_window_is_forward CHECK (ends_at > starts_at),
+    CONSTRAINT delegation_is_to_someone_else CHECK (from_user <> to_user)
+);
+CREATE INDEX approval_delegations_user_idx ON charter.approval_delegations (org_id, from_user, starts_at);
+ALTER TABLE charter.approval_delegations ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.approval_delegations
     USING (org_id = current_setting('charter.org_id', true));

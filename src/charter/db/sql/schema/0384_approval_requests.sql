@@ -16,6 +16,8 @@ CREATE TABLE charter.approval_requests (
     decision         text        NOT NULL DEFAULT 'any',
     requester        text,
     voided_version   integer,
+    delegated        jsonb       NOT NULL DEFAULT '{}',
+    escalated_at     timestamptz,
     CONSTRAINT approval_requests_pkey PRIMARY KEY (id),
     CONSTRAINT approval_status_is_known
         CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'voided')),

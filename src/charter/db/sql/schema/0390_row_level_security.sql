@@ -52,3 +52,6 @@ CREATE POLICY org_isolation ON charter.approval_decisions
 ALTER TABLE charter.approval_chains ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.approval_chains
     USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.approval_delegations ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.approval_delegations
+    USING (org_id = current_setting('charter.org_id', true));
