@@ -261,3 +261,28 @@ def test_amending_the_active_invoice_needs_approval_again(reviewers, engine):
     assert [w.kind for w in again.workflow.waiting_for] == ["approval"]
     [fresh] = client.approvals.inbox("reviewer")
     assert fresh.document_id == amended.id
+
+
+def test_a_rejection_without_a_rejected_edge_skips_the_rest_of_its_path(acme, engine):
+    contract = defs.contract("memo", {"text": "string"})
+    contract["transitions"].append(
+        {"from": "open", "to": "draft", "gate": "close", "label": "reject"}
+    )
+    org = defs.org_definition(
+        "memo",
+        [("ok", "approval", {"mode": "inline", "approvers": [{"user": "boss"}]}),
+         ("after", "script", {"expression": "true", "assignTo": "context.after"})],
+        [("ok", "after", {})],
+    )  # fmt: skip
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, org)
+    doc = acme.documents.create("memo", {"text": "hi"}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    acme.documents.wait(doc.id, timeout=20)
+    [request] = acme.approvals.inbox("boss")
+    acme.approvals.decide(request.id, "rejected", actor="boss", entity_version=2, comment="no")
+    back = acme.documents.wait(doc.id, timeout=20)
+    assert back.state == "draft"
+    assert "after" not in back.workflow.context  # the script after the approval never ran
+    step = acme.get_run(back.workflow.run_id).step("usr:slot:work:after")
+    assert step.output["carried"] == "reject" and step.output["ran"] is False

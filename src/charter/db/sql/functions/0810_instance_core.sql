@@ -197,7 +197,9 @@ BEGIN
        SET arrivals = s.arrivals + 1,
            skipped_arrivals = s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END,
            token = coalesce(s.token, v_token),
-           outcome = coalesce(CASE WHEN p_skip THEN NULL ELSE p_outcome END, s.outcome),
+           -- A rejection is final: at a merge it wins over any other outcome.
+           outcome = CASE WHEN s.outcome = 'reject' THEN 'reject'
+                          ELSE coalesce(CASE WHEN p_skip THEN NULL ELSE p_outcome END, s.outcome) END,
            status = CASE WHEN s.arrivals + 1 < s.required THEN 'waiting'
                          WHEN s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN 'skipped'
                          ELSE 'ready' END,

@@ -35,7 +35,7 @@ BEGIN
         SELECT t->>'to', t->>'label' INTO v_to, v_label
           FROM jsonb_array_elements(v_config->'transitions') WITH ORDINALITY AS x(t, n)
          WHERE t->>'from' = v_from
-         ORDER BY (v_state.outcome IS NOT NULL AND (t->>'label' = v_state.outcome OR t->>'to' = v_state.outcome)) DESC, x.n
+         ORDER BY coalesce(t->>'label' = v_state.outcome OR t->>'to' = v_state.outcome, false) DESC, x.n
          LIMIT 1;
         IF v_to IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CH035',
@@ -170,6 +170,13 @@ BEGIN
          WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
         PERFORM charter._node_evidence(p_instance, p_node, v_type, v_state.token, 'cancelled', NULL,
             jsonb_build_object('reason', 'already executed', 'idempotencyKey', v_key), NULL);
+        RETURN;
+    END IF;
+    IF v_state.outcome = 'reject' AND v_type IN ('action', 'approval', 'condition', 'rule', 'script',
+                                                  'wait_timer', 'wait_event', 'webhook_out', 'notification') THEN
+        -- A rejection travels to its gate: nothing else on its path runs.
+        PERFORM charter._complete_node(p_instance, p_wf, p_node, charter._forward_edges(p_wf, p_node),
+            jsonb_build_object('carried', 'reject', 'ran', false), NULL, 'reject');
         RETURN;
     END IF;
     -- Only the nodes that evaluate expressions or templates need the variables.
