@@ -1,4 +1,5 @@
-"""Seed 002's use cases as contracts and org definitions that run: A (invoice fast lane), B
+"""Seed 002's use cases as contracts and org definitions that run: A (invoice fast lane; with
+``invoice_lanes_org`` all three of its lanes), B
 (sales order with an ANY join), D (shipment waiting for proof of delivery, escalating on a
 timeout) and E (royalty cycle on a timer). ``charter demo documents`` and the tests run
 them end to end.
@@ -116,6 +117,49 @@ def invoice_org() -> dict[str, Any]:
             },
         },
     }
+
+
+def invoice_lanes_org() -> dict[str, Any]:
+    """Use case A with all three lanes: the fast lane; above 10,000 the finance manager (by
+    role) and the budget owner (by rule: the cost center names its owner) in parallel, both
+    needed; otherwise the org's `ap-standard` approval chain. Then posting, then locked."""
+    definition = invoice_org()
+    review = "slot:review"
+    definition["slots"][review] = {
+        "nodes": [
+            *definition["slots"][review]["nodes"][:2],  # fast_lane, auto_approved
+            _node(review, "size", "condition", expression="entity.grand_total > 10000"),
+            _node(review, "both", "parallel_split"),
+            _node(
+                review,
+                "finance_manager",
+                "approval",
+                mode="inline",
+                approvers=[{"role": "finance_manager"}],
+            ),
+            _node(
+                review,
+                "budget_owner",
+                "approval",
+                mode="inline",
+                approvers=[{"rule": "entity.cost_center"}],
+            ),
+            _node(review, "both_approved", "parallel_join", mode="all"),
+            _node(review, "standard", "approval", mode="chain", chainId="ap-standard"),
+        ],
+        "edges": [
+            _edge(review, "fast_lane", "auto_approved", label="true"),
+            _edge(review, "fast_lane", "size", label="false"),
+            _edge(review, "size", "both", label="true"),
+            _edge(review, "size", "standard", label="false"),
+            _edge(review, "both", "finance_manager"),
+            _edge(review, "both", "budget_owner"),
+            _edge(review, "finance_manager", "both_approved"),
+            _edge(review, "budget_owner", "both_approved"),
+        ],
+        "exitEdgeMode": "join",
+    }
+    return definition
 
 
 # -- B: sales order fulfilment with an ANY join -------------------------------------------------

@@ -19,8 +19,10 @@ from charter.errors import (
     ApprovalSelfApprovalError,
     ApprovalVersionStaleError,
     ArgumentError,
+    WorkflowEditLockedError,
 )
 from charter.templates import TEMPLATES
+from charter.usecases import invoice_contract, invoice_lanes_org
 
 from . import definitions as defs
 
@@ -286,3 +288,62 @@ def test_a_rejection_without_a_rejected_edge_skips_the_rest_of_its_path(acme, en
     assert "after" not in back.workflow.context  # the script after the approval never ran
     step = acme.get_run(back.workflow.run_id).step("usr:slot:work:after")
     assert step.output["carried"] == "reject" and step.output["ran"] is False
+
+
+def test_use_case_a_three_lanes_end_posted_and_locked(db_url, engine):
+    with Client(db_url, org_id="lanes") as client:
+        client.definitions.publish(invoice_contract())
+        client.definitions.publish(invoice_contract(), invoice_lanes_org())
+        for user, roles in (("clerk", []), ("fm", ["finance_manager"]), ("cc-9", []),
+                            ("mgr", ["manager"]), ("cfo", ["cfo"])):  # fmt: skip
+            client.directory.put_user(user, roles=roles)
+        client.directory.put_org({"trusted_vendors": ["v-trusted"]})
+        client.approvals.define_chain(
+            "ap-standard",
+            [
+                {"approvers": [{"role": "manager"}]},
+                {"approvers": [{"role": "cfo"}], "decision": "all"},
+            ],
+        )
+        docs = client.documents
+
+        def submitted(total, vendor="v-1"):
+            data = {"grand_total": total, "vendor_id": vendor, "cost_center": "cc-9"}
+            doc = docs.create("ap_invoice", data, actor="clerk")
+            docs.transition(doc.id, "submit", actor="clerk")
+            return docs.wait(doc.id, timeout=20)
+
+        def approve(user, doc):
+            [request] = [r for r in client.approvals.inbox(user) if r.document_id == doc.id]
+            client.approvals.decide(request.id, "approved", actor=user, entity_version=2)
+
+        fast = submitted(100, vendor="v-trusted")
+        assert (fast.state, fast.data["gl_batch"]) == ("active", "GL-AUTO")
+
+        big = submitted(50000)
+        assert sorted(w.node for w in big.workflow.waiting_for) == [
+            "usr:slot:review:budget_owner", "usr:slot:review:finance_manager",
+        ]  # fmt: skip
+        approve("fm", big)
+        assert docs.wait(big.id, timeout=20).state == "submitted"  # both are needed
+        approve("cc-9", big)
+        big = docs.wait(big.id, timeout=20)
+        assert (big.state, big.data["gl_batch"]) == ("active", "GL-AUTO")
+        with pytest.raises(WorkflowEditLockedError):
+            docs.update(big.id, {"grand_total": 1}, actor="clerk")
+
+        mid = submitted(5000)
+        approve("mgr", mid)
+        approve("cfo", mid)
+        mid = docs.wait(mid.id, timeout=20)
+        assert (mid.state, mid.data["gl_batch"]) == ("active", "GL-AUTO")
+
+        rejected = submitted(60000)
+        approve("fm", rejected)
+        [request] = [r for r in client.approvals.inbox("cc-9") if r.document_id == rejected.id]
+        client.approvals.decide(
+            request.id, "rejected", actor="cc-9", entity_version=2, comment="not my budget"
+        )
+        back = docs.wait(rejected.id, timeout=20)
+        assert back.state == "draft" and "gl_batch" not in back.data
+        assert "cc-9 rejected: not my budget" in docs.history(rejected.id)[-1].reason
