@@ -346,4 +346,4 @@ def test_use_case_a_three_lanes_end_posted_and_locked(db_url, engine):
         )
         back = docs.wait(rejected.id, timeout=20)
         assert back.state == "draft" and "gl_batch" not in back.data
-        assert "cc-9 rejected: not my budget" in docs.history(rejected.id)[-1].reason
+        assert "cc-9 rejected: not my budget" in (docs.history(rejected.id)[-1].reason or "")
