@@ -347,3 +347,17 @@ def test_use_case_a_three_lanes_end_posted_and_locked(db_url, engine):
         back = docs.wait(rejected.id, timeout=20)
         assert back.state == "draft" and "gl_batch" not in back.data
         assert "cc-9 rejected: not my budget" in (docs.history(rejected.id)[-1].reason or "")
+
+
+def test_approvers_that_resolve_to_nobody_fail_the_instance_naming_the_rule(acme, engine):
+    contract = defs.contract("grant", {"amount": "number"})
+    org = defs.org_definition(
+        "grant", [("ok", "approval", {"mode": "inline", "approvers": [{"role": "nobody"}]})], []
+    )
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, org)
+    doc = acme.documents.create("grant", {"amount": 1}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    failed = acme.documents.wait(doc.id, timeout=20).workflow
+    assert failed.status == "failed" and failed.error["sqlstate"] == "CH051"  # APPROVERS_EMPTY
+    assert "nobody" in failed.error["message"]
