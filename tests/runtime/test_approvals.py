@@ -361,3 +361,14 @@ def test_approvers_that_resolve_to_nobody_fail_the_instance_naming_the_rule(acme
     failed = acme.documents.wait(doc.id, timeout=20).workflow
     assert failed.status == "failed" and failed.error["sqlstate"] == "CH051"  # APPROVERS_EMPTY
     assert "nobody" in failed.error["message"]
+
+
+def test_a_pending_requests_approvers_do_not_move_with_the_directory(reviewers, engine):
+    client = reviewers
+    _, request = _waiting_invoice(client)
+    client.directory.put_user("newcomer", roles=["ap_clerk"])  # joins after the request
+    client.directory.put_user("reviewer", roles=[])  # loses the role after it
+    assert client.approvals.inbox("newcomer") == []
+    assert client.approvals.get(request.id).approvers == ["clerk", "reviewer"]
+    client.approvals.decide(request.id, "approved", actor="reviewer", entity_version=2)
+    assert client.documents.wait(request.document_id, timeout=20).state == "active"
