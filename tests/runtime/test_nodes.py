@@ -26,7 +26,7 @@ def test_a_rule_node_evaluates_the_orgs_latest_rule_and_names_its_version(acme, 
         "claim",
         [("limit", "rule", {"ruleId": "claims.within_limit"}),
          ("auto", "script", {"expression": "true", "assignTo": "context.auto"}),
-         ("manual", "approval", {"mode": "inline", "approvers": [{"role": "boss"}]})],
+         ("manual", "approval", {"mode": "inline", "approvers": [{"user": "boss"}]})],
         [("limit", "auto", {"label": "true"}), ("limit", "manual", {"label": "false"})],
     )  # fmt: skip
     _publish(acme, contract, org)
