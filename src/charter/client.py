@@ -40,10 +40,12 @@ from charter.instance_client import (
     AsyncEvents,
     AsyncRules,
     AsyncSchedules,
+    AsyncSideEffects,
     AsyncTestClock,
     Events,
     Rules,
     Schedules,
+    SideEffects,
     TestClock,
 )
 from charter.operations import text_argument
@@ -132,6 +134,11 @@ class Client:
     def approvals(self) -> Approvals:
         """Approvals bound to a document version: inbox, decide, snapshot, diff, chains."""
         return Approvals(self.store, self._state.org_id)
+
+    @property
+    def side_effects(self) -> SideEffects:
+        """Webhooks, notifications: what receivers need (the signing secret)."""
+        return SideEffects(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> Schedules:
@@ -267,6 +274,10 @@ class AsyncClient:
     @property
     def approvals(self) -> AsyncApprovals:
         return AsyncApprovals(self.store, self._state.org_id)
+
+    @property
+    def side_effects(self) -> AsyncSideEffects:
+        return AsyncSideEffects(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> AsyncSchedules:

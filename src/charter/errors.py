@@ -70,6 +70,7 @@ The tree::
     │   ├── WorkflowVersionDriftError     WORKFLOW_VERSION_DRIFT (WF-05)
     │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
     │   ├── ApproversEmptyError           APPROVERS_EMPTY (an approval's approvers: nobody)
+    │   ├── DeliveryFailedError           DELIVERY_FAILED (a side effect dead-lettered)
     │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
     ├── RuleNotFoundError             RULE_NOT_FOUND (the org's rule store)
@@ -714,3 +715,7 @@ class ApprovalChainInvalidError(
     ApprovalError, ValueError, code="APPROVAL_CHAIN_INVALID", sqlstate="CH058"
 ):
     """A chain's id or stages are not acceptable."""
+
+
+class DeliveryFailedError(WorkflowRuntimeError, code="DELIVERY_FAILED", sqlstate="CH059"):
+    """A side effect was dead-lettered and its node has no `failed` edge."""

@@ -1,6 +1,7 @@
 """The documents engine inside ``charter worker``: applies the events outbox to workflow
 instances, resumes waits that are due (seed 002 § Outbox Worker Query Contract), runs the
-worker's ``@charter.action`` handlers and fires due schedules.
+worker's ``@charter.action`` handlers, fires due schedules and delivers webhooks
+(:mod:`charter.worker.deliveries`).
 
 One loop: claim a batch of document events (``FOR UPDATE SKIP LOCKED``, status
 ``processing`` with a lease), apply them (each in its own subtransaction: completed, or
@@ -33,6 +34,7 @@ from charter.errors import CompiledWorkflowError
 from charter.payloads import json_text
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.completion import RETRYABLE_DB_ERRORS
+from charter.worker.deliveries import WebhookDelivery
 
 log = logging.getLogger("charter.worker")
 
@@ -57,11 +59,25 @@ class DocumentsEngine:
     poll_interval: float = 0.2
     actions: dict[str, ActionHandler] = field(default_factory=dict)
     counts: EngineCounts = field(default_factory=EngineCounts)
+    webhooks: WebhookDelivery | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
     _verified_at: float = -1e9
 
     async def run(self, stopping: asyncio.Event) -> None:
+        # Webhooks go out on their own loop: a slow receiver never holds up the engine.
+        self.webhooks = WebhookDelivery(self.store, self.worker_id, self.lease_seconds)
+        sending = asyncio.create_task(
+            self.webhooks.run(stopping, self.wake, self.poll_interval), name="charter-webhooks"
+        )
+        try:
+            await self._engine_loop(stopping)
+        finally:
+            sending.cancel()
+            await asyncio.gather(sending, return_exceptions=True)
+            await self.webhooks.close()
+
+    async def _engine_loop(self, stopping: asyncio.Event) -> None:
         backoff = Backoff()
         while not stopping.is_set():
             self.wake.clear()

@@ -291,3 +291,12 @@ SELECT charter.define_approval_chain(%(org_id)s, %(chain_id)s, %(stages)s::jsonb
 
 -- name: delegate_approvals
 SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(starts_at)s, %(ends_at)s);
+
+-- name: claim_side_effects
+SELECT charter.claim_side_effects(%(worker_id)s, %(effect_types)s::text[], %(limit)s, %(lease_seconds)s);
+
+-- name: finish_side_effect
+SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb);
+
+-- name: webhook_secret
+SELECT charter.webhook_secret(%(org_id)s);

@@ -106,8 +106,23 @@ BEGIN
             v_outcome := 'timeout';
         END IF;
     WHEN 'delivery' THEN
-        v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
-        v_output := jsonb_build_object('delivery', v_resume->'delivery');
+        IF v_resume ? 'failed' THEN
+            -- Dead-lettered: the node's `failed` edge, else the instance fails.
+            SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
+              FROM charter._out_edges(v_wf, p_wait.node_id) AS o WHERE o.edge->>'label' = 'failed';
+            IF cardinality(v_chosen) = 0 THEN
+                PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, jsonb_build_object(
+                    'sqlstate', 'CH059', 'node', p_wait.node_id,
+                    'message', format('Delivery of %s failed for good after %s attempts: %s', p_wait.node_id,
+                                      v_resume #>> '{failed,attempts}', v_resume #>> '{failed,error}'),
+                    'delivery', v_resume->'failed'));
+                RETURN;
+            END IF;
+            v_output := jsonb_build_object('deliveryFailed', v_resume->'failed');
+        ELSE
+            v_chosen := charter._forward_edges(v_wf, p_wait.node_id, 'failed');
+            v_output := jsonb_build_object('delivery', v_resume->'delivery');
+        END IF;
     WHEN 'approval' THEN
         IF NOT (v_resume ? 'outcome') THEN
             -- Its escalateAfter passed undecided: escalate, and wait on.

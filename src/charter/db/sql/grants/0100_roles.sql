@@ -21,7 +21,8 @@ GRANT EXECUTE ON FUNCTION
     charter.mutate, charter.amend_document, charter.get_document, charter.current_definition,
     charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
     charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
-    charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules
+    charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules,
+    charter.claim_side_effects, charter.finish_side_effect
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
@@ -44,7 +45,8 @@ GRANT EXECUTE ON FUNCTION
     charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule,
     charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position,
     charter.retry_dead_letters, charter.decide_approval, charter.approval_inbox, charter.get_approval,
-    charter.approval_history, charter.define_approval_chain, charter.delegate_approvals
+    charter.approval_history, charter.define_approval_chain, charter.delegate_approvals,
+    charter.webhook_secret
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

@@ -16,6 +16,7 @@ CREATE TABLE charter.side_effects (
     completed_at    timestamptz,
     response        jsonb,
     error           text,
+    worker_id       text,
     CONSTRAINT side_effects_pkey PRIMARY KEY (created_at, id),
     CONSTRAINT effect_type_is_known CHECK (effect_type IN ('webhook', 'notification')),
     CONSTRAINT effect_status_is_known

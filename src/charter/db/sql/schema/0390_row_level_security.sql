@@ -55,3 +55,6 @@ CREATE POLICY org_isolation ON charter.approval_chains
 ALTER TABLE charter.approval_delegations ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.approval_delegations
     USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.org_secrets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.org_secrets
+    USING (org_id = current_setting('charter.org_id', true));

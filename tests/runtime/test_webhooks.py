@@ -1,0 +1,154 @@
+"""Webhooks delivered to a real local HTTP receiver: signed, with one idempotency key per
+effect on every attempt, retried on 5xx and 429 (after Retry-After), dead-lettered on other
+4xx — then the node's `failed` edge, or the instance fails with DELIVERY_FAILED."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from charter.worker.deliveries import SIGNATURE_HEADER, signature
+
+from . import definitions as defs
+
+
+class Receiver:
+    """An HTTP server that records every request and answers from a script per path."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.script: dict[str, list[tuple[int, dict[str, str]]]] = {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body,
+                     "at": time.monotonic()}
+                )  # fmt: skip
+                answers = receiver.script.get(self.path) or [(200, {})]
+                status, headers = answers.pop(0) if len(answers) > 1 else answers[0]
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(json.dumps({"got": self.path}).encode())
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def to(self, path: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] == path]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
+    yield server
+    server.server.shutdown()
+
+
+def _publish(client, url, *, failed_edge):
+    contract = defs.contract("notice", {"code": "string"})
+    nodes = [
+        ("send", "webhook_out", {"url": url + "/hooks/{entity.code}",
+                                 "payloadTemplate": {"code": "{entity.code}", "kind": "notice"},
+                                 "headers": {"X-Tenant": "{entity.code}"}}),
+        ("sent", "script", {"expression": "true", "assignTo": "context.sent"}),
+    ]  # fmt: skip
+    edges = [("send", "sent", {})]
+    if failed_edge:
+        nodes.append(("fallback", "script", {"expression": "true", "assignTo": "context.fallback"}))
+        edges.append(("send", "fallback", {"label": "failed"}))
+    client.definitions.publish(contract)
+    client.definitions.publish(contract, defs.org_definition("notice", nodes, edges))
+
+
+def _open(client, code):
+    doc = client.documents.create("notice", {"code": code}, actor="sales")
+    client.documents.transition(doc.id, "open", actor="sales")
+    return doc
+
+
+def test_a_webhook_is_signed_keyed_and_delivered(acme, engine, receiver, sql):
+    _publish(acme, receiver.url, failed_edge=True)
+    doc = _open(acme, "A1")
+    done = acme.documents.wait(doc.id, timeout=20)
+    assert done.state == "done" and done.workflow.context["sent"] is True
+    [request] = receiver.to("/hooks/A1")
+    assert json.loads(request["body"]) == {"code": "A1", "kind": "notice"}
+    secret = acme.side_effects.webhook_secret()
+    assert request["headers"][SIGNATURE_HEADER] == signature(secret, request["body"])
+    [(key, status, response)] = sql(
+        "SELECT idempotency_key, status, response FROM charter.side_effects WHERE run_id = %s",
+        done.workflow.run_id,
+    )
+    assert request["headers"]["Idempotency-Key"] == key and status == "completed"
+    assert request["headers"]["X-Tenant"] == "A1"
+    assert response["status"] == 200
+    step = acme.get_run(done.workflow.run_id).step("usr:slot:work:send")
+    assert step.output["delivery"]["response"]["status"] == 200
+
+
+def test_5xx_and_429_are_retried_with_the_same_key_and_retry_after(acme, engine, receiver):
+    _publish(acme, receiver.url, failed_edge=True)
+    receiver.script["/hooks/B1"] = [(500, {}), (429, {"Retry-After": "1"}), (200, {})]
+    doc = _open(acme, "B1")
+    deadline = time.monotonic() + 30
+    # Between attempts the document's workflow waits for a delivery (not runnable): poll.
+    while acme.documents.wait(doc.id, timeout=30).state != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    attempts = receiver.to("/hooks/B1")
+    assert len(attempts) == 3
+    assert len({a["headers"]["Idempotency-Key"] for a in attempts}) == 1
+    assert [a["headers"]["X-Charter-Attempt"] for a in attempts] == ["1", "2", "3"]
+    assert attempts[2]["at"] - attempts[1]["at"] >= 1.0  # Retry-After was honoured
+
+
+def test_a_4xx_is_final_the_failed_edge_is_taken(acme, engine, receiver, sql):
+    _publish(acme, receiver.url, failed_edge=True)
+    receiver.script["/hooks/C1"] = [(400, {})]
+    doc = _open(acme, "C1")
+    done = acme.documents.wait(doc.id, timeout=20)
+    assert done.workflow.context.get("fallback") is True and "sent" not in done.workflow.context
+    assert len(receiver.to("/hooks/C1")) == 1  # not retried
+    [(status, error)] = sql(
+        "SELECT status, error FROM charter.side_effects WHERE run_id = %s", done.workflow.run_id
+    )
+    assert status == "dead_letter" and "HTTP 400" in error
+
+
+def test_without_a_failed_edge_a_dead_letter_fails_the_instance(acme, engine, receiver):
+    _publish(acme, receiver.url, failed_edge=False)
+    receiver.script["/hooks/D1"] = [(404, {})]
+    doc = _open(acme, "D1")
+    failed = acme.documents.wait(doc.id, timeout=20).workflow
+    assert failed.status == "failed" and failed.error["sqlstate"] == "CH059"  # DELIVERY_FAILED
+    assert "HTTP 404" in failed.error["message"]
+
+
+def test_a_refused_connection_is_retried(acme, engine, sql):
+    _publish(acme, "http://127.0.0.1:9", failed_edge=True)  # nothing listens on port 9
+    doc = _open(acme, "E1")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        rows = sql("SELECT status, attempts, error FROM charter.side_effects")
+        if rows and rows[0][1] >= 2 and rows[0][0] == "failed":
+            break
+        time.sleep(0.1)
+    status, attempts, error = rows[0]
+    assert status == "failed" and attempts >= 2 and "ConnectError" in error
+    waiting = acme.documents.get(doc.id).workflow
+    assert [w.kind for w in waiting.waiting_for] == ["delivery"]
