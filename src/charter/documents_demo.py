@@ -42,7 +42,10 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
     logging.getLogger("charter.worker").setLevel(logging.ERROR)
     development = detect_mode(target) == "development"
     org = f"demo-{uuid.uuid4().hex[:8]}"
-    async with AsyncClient(target.url, org_id=org) as client:
+    # The embedded default is resolved again (not by its URL), so the client knows it is
+    # development and may move the test clock.
+    url = None if target.embedded is not None else target.url
+    async with AsyncClient(url, org_id=org) as client:
         for contract, definition in USE_CASES.values():
             await client.definitions.publish(contract)
             await client.definitions.publish(contract, definition)
@@ -62,17 +65,19 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
         workers = [Worker([], target, settings, worker_id=f"{org}-{n}") for n in range(2)]
         serving = [asyncio.create_task(w.serve()) for w in workers]
         started = time.monotonic()
+        moved = False
         try:
             ids = await _create(client, count)
             await _settle(client, ids, console, "documents settled")
             await _events(client, ids, count)
             if development:
                 await client.test_clock.advance(timedelta(days=31))
+                moved = True
             else:
                 console.print("production database: the test clock stays put, so timers wait")
             await _settle(client, ids, console, "after events and 31 days")
         finally:
-            if development:
+            if moved:
                 await client.test_clock.reset()
             for worker in workers:
                 worker.stop()
