@@ -13,6 +13,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from charter.engine.runs import timestamp
 from charter.errors import ArgumentError
 from charter.operations import text_argument
 from charter.store import Call, Operation, first_json, json_rows
@@ -56,10 +57,6 @@ class ApprovalRequest:
     escalated_at: datetime | None = None
 
 
-def _time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
 def request(data: dict[str, Any]) -> ApprovalRequest:
     return ApprovalRequest(
         id=data["id"],
@@ -74,11 +71,11 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
         decision=data["decision"],
         requester=data.get("requester"),
         since=datetime.fromisoformat(data["since"]),
-        closed_at=_time(data.get("closedAt")),
+        closed_at=timestamp(data.get("closedAt")),
         reason=data.get("reason"),
         voided_version=data.get("voidedVersion"),
         delegated=data.get("delegated") or {},
-        escalated_at=_time(data.get("escalatedAt")),
+        escalated_at=timestamp(data.get("escalatedAt")),
         decisions=[
             Decision(
                 id=d["id"],
@@ -87,9 +84,9 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
                 entity_version=d["entityVersion"],
                 comment=d.get("comment"),
                 decided_at=datetime.fromisoformat(d["decidedAt"]),
-                applied_at=_time(d.get("appliedAt")),
+                applied_at=timestamp(d.get("appliedAt")),
                 applied_by=d.get("appliedBy"),
-                voided_at=_time(d.get("voidedAt")),
+                voided_at=timestamp(d.get("voidedAt")),
                 voided_version=d.get("voidedVersion"),
             )
             for d in data.get("decisions") or []

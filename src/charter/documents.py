@@ -21,6 +21,7 @@ from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
 from charter.dsl.slots import OrgWorkflowDefinition
+from charter.engine.runs import timestamp
 from charter.errors import ArgumentError
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
@@ -74,8 +75,8 @@ def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
         context=data.get("context") or {},
         error=data.get("error"),
         cancel_reason=data.get("cancelReason"),
-        started_at=_time(data.get("startedAt")),
-        completed_at=_time(data.get("completedAt")),
+        started_at=timestamp(data.get("startedAt")),
+        completed_at=timestamp(data.get("completedAt")),
     )
 
 
@@ -424,7 +425,3 @@ def current(org_id: str, entity_type: str) -> Operation[Published]:
 
 
 __all__ = ["AuditEntry", "DirectoryUser", "Document", "Published"]
-
-
-def _time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)

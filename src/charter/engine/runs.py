@@ -72,8 +72,8 @@ def run_from_json(data: dict[str, Any]) -> Run:
         error=data["error"],
         version=data["version"],
         version_id=data["versionId"],
-        created_at=_time(data["createdAt"]),  # type: ignore[arg-type]
-        finished_at=_time(data["finishedAt"]),
+        created_at=timestamp(data["createdAt"]),  # type: ignore[arg-type]
+        finished_at=timestamp(data["finishedAt"]),
         steps=[
             StepInfo(
                 slug=s["slug"],
@@ -82,8 +82,8 @@ def run_from_json(data: dict[str, Any]) -> Run:
                 tasks=s["tasks"],
                 remaining_tasks=s["remainingTasks"],
                 attempts=s["attempts"],
-                started_at=_time(s["startedAt"]),
-                completed_at=_time(s["completedAt"]),
+                started_at=timestamp(s["startedAt"]),
+                completed_at=timestamp(s["completedAt"]),
                 error=s["error"],
                 output=s.get("output"),
                 token=s.get("token"),
@@ -98,5 +98,6 @@ def run_from_json(data: dict[str, Any]) -> Run:
     )
 
 
-def _time(value: str | None) -> datetime | None:
+def timestamp(value: str | None) -> datetime | None:
+    """An ISO 8601 time from charter's JSON, or None."""
     return None if value is None else datetime.fromisoformat(value)

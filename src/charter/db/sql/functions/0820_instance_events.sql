@@ -288,9 +288,6 @@ BEGIN
     PERFORM charter._cancel_active(p_instance, p_wf, ARRAY(
         SELECT s.step_slug FROM charter.step_states AS s
          WHERE s.run_id = p_instance.id AND NOT (s.step_slug = ANY (v_region))), v_reason);
-    UPDATE charter.approval_requests AS a SET status = 'voided', closed_at = now(),
-           outcome_reason = format('document changed to version %s', p_event.entity_version)
-     WHERE a.run_id = p_instance.id AND a.status = 'cancelled' AND a.closed_at = now();
     UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id
     RETURNING * INTO p_instance;
     FOR v_slot IN SELECT DISTINCT 'sys:slot:' || (p_wf #>> ARRAY['slotMap', n]) || ':in' AS slot_in
