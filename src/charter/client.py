@@ -40,16 +40,24 @@ from charter.instance_client import (
     AsyncEvents,
     AsyncRules,
     AsyncSchedules,
-    AsyncSideEffects,
     AsyncTestClock,
     Events,
     Rules,
     Schedules,
-    SideEffects,
     TestClock,
 )
 from charter.operations import text_argument
 from charter.registry import AsyncRegistry, Registry
+from charter.side_effect_client import (
+    AsyncDeadLetters,
+    AsyncNotifications,
+    AsyncSideEffects,
+    AsyncTasks,
+    DeadLetters,
+    Notifications,
+    SideEffects,
+    Tasks,
+)
 from charter.store import AsyncStore, Store, StoreOptions
 
 Connection = psycopg.Connection[Any]
@@ -137,8 +145,23 @@ class Client:
 
     @property
     def side_effects(self) -> SideEffects:
-        """Webhooks, notifications: what receivers need (the signing secret)."""
+        """The side-effects outbox: the app's webhooks, one effect, the signing secret."""
         return SideEffects(self.store, self._state.org_id)
+
+    @property
+    def notifications(self) -> Notifications:
+        """In-app notifications per user: list, mark read."""
+        return Notifications(self.store, self._state.org_id)
+
+    @property
+    def dead_letters(self) -> DeadLetters:
+        """Side effects out of attempts: list, retry (same idempotency key), drop."""
+        return DeadLetters(self.store, self._state.org_id)
+
+    @property
+    def tasks(self) -> Tasks:
+        """Seed 003's queue: enqueue tasks, send an email through its supervisor."""
+        return Tasks(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> Schedules:
@@ -278,6 +301,18 @@ class AsyncClient:
     @property
     def side_effects(self) -> AsyncSideEffects:
         return AsyncSideEffects(self.store, self._state.org_id)
+
+    @property
+    def notifications(self) -> AsyncNotifications:
+        return AsyncNotifications(self.store, self._state.org_id)
+
+    @property
+    def dead_letters(self) -> AsyncDeadLetters:
+        return AsyncDeadLetters(self.store, self._state.org_id)
+
+    @property
+    def tasks(self) -> AsyncTasks:
+        return AsyncTasks(self.store, self._state.org_id)
 
     @property
     def schedules(self) -> AsyncSchedules:

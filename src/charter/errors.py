@@ -719,3 +719,17 @@ class ApprovalChainInvalidError(
 
 class DeliveryFailedError(WorkflowRuntimeError, code="DELIVERY_FAILED", sqlstate="CH059"):
     """A side effect was dead-lettered and its node has no `failed` edge."""
+
+
+class SideEffectInvalidError(
+    CharterError, ValueError, code="SIDE_EFFECT_INVALID", sqlstate="CH060"
+):
+    """A side effect or task to enqueue is malformed (URL, method, type, payload)."""
+
+
+class DeadLetterNotFoundError(CharterError, code="DEAD_LETTER_NOT_FOUND", sqlstate="CH061"):
+    """No dead-lettered side effect with that id in the org."""
+
+
+class NotificationNotFoundError(CharterError, code="NOTIFICATION_NOT_FOUND", sqlstate="CH062"):
+    """No notification with that id for that user."""

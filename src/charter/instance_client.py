@@ -331,23 +331,3 @@ class AsyncApprovals:
     ) -> dict[str, Any]:
         op = approvals.define_chain(self._org, chain_id, stages)
         return await self._store.perform(op, connection)
-
-
-class SideEffects:
-    """The side-effects outbox's public face: what receivers need to trust charter."""
-
-    def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    def webhook_secret(self, *, connection: Connection | None = None) -> str:
-        """The org's key for the ``X-Charter-Signature`` header: HMAC-SHA256 of the request
-        body, hex, prefixed ``sha256=`` (made on first use; keep it with the receiver)."""
-        return self._store.perform(ops.webhook_secret(self._org), connection)
-
-
-class AsyncSideEffects:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def webhook_secret(self, *, connection: AsyncConnection | None = None) -> str:
-        return await self._store.perform(ops.webhook_secret(self._org), connection)

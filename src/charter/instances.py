@@ -223,7 +223,3 @@ def list_schedules(org_id: str) -> Operation[list[Schedule]]:
 def delete_schedule(org_id: str, name: str) -> Operation[bool]:
     params = {"org_id": org_id, "name": text_argument(name, "name")}
     return bool((yield Call("delete_schedule", params, first_value)))
-
-
-def webhook_secret(org_id: str) -> Operation[str]:
-    return str((yield Call("webhook_secret", {"org_id": org_id}, first_value)))

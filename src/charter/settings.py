@@ -52,3 +52,15 @@ def reconnect_seconds() -> float:
     """How long a client keeps retrying a call that is safe to repeat while PostgreSQL is
     unreachable, e.g. during a restart (``CHARTER_RECONNECT_SECONDS``, default 15)."""
     return env_float("CHARTER_RECONNECT_SECONDS", 15.0)
+
+
+def retention_days() -> int:
+    """How long finished work is kept: receipts, delivered outbox rows and old partitions
+    (``CHARTER_RETENTION_DAYS``, default 90)."""
+    return env_int("CHARTER_RETENTION_DAYS", 90)
+
+
+def maintenance_interval() -> float:
+    """Seconds between a worker's runs of retention (``CHARTER_MAINTENANCE_INTERVAL``,
+    default 3600: hourly; 0 turns it off for this worker)."""
+    return env_float("CHARTER_MAINTENANCE_INTERVAL", 3600.0)

@@ -12,6 +12,7 @@ import pytest
 from charter import Client
 from charter.usecases import USE_CASES
 
+from ..servers import MailServer, SmsServer
 from ..workers import running_worker
 
 
@@ -33,9 +34,42 @@ def acme(db_url, monkeypatch) -> Iterator[Client]:
         yield client
 
 
+@pytest.fixture(scope="session")
+def _mail_server() -> Iterator[MailServer]:
+    server = MailServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def _sms_server() -> Iterator[SmsServer]:
+    server = SmsServer()
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def engine(db_url) -> Iterator[Any]:
-    """A worker running the documents engine alone (no flows)."""
+def mail(_mail_server, monkeypatch) -> Iterator[MailServer]:
+    """A local SMTP server the worker sends email to (CHARTER_SMTP_URL)."""
+    _mail_server.reset()
+    monkeypatch.setenv("CHARTER_SMTP_URL", _mail_server.url)
+    yield _mail_server
+    _mail_server.reset()
+
+
+@pytest.fixture
+def sms(_sms_server, monkeypatch) -> Iterator[SmsServer]:
+    """A local SMS provider (Twilio's API shape) the worker sends to (CHARTER_SMS_URL)."""
+    _sms_server.reset()
+    monkeypatch.setenv("CHARTER_SMS_URL", _sms_server.url)
+    yield _sms_server
+    _sms_server.reset()
+
+
+@pytest.fixture
+def engine(db_url, mail, sms) -> Iterator[Any]:
+    """A worker running the documents engine alone (no flows), with email and SMS sent to
+    the local servers."""
     with running_worker(db_url, poll_interval=0.05) as worker:
         yield worker
 

@@ -5,58 +5,22 @@ effect on every attempt, retried on 5xx and 429 (after Retry-After), dead-letter
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
-from charter.worker.deliveries import SIGNATURE_HEADER, signature
+from charter.worker.channels.webhook import SIGNATURE_HEADER, signature
 
+from ..servers import Receiver
 from . import definitions as defs
-
-
-class Receiver:
-    """An HTTP server that records every request and answers from a script per path."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.script: dict[str, list[tuple[int, dict[str, str]]]] = {}
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                receiver.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body,
-                     "at": time.monotonic()}
-                )  # fmt: skip
-                answers = receiver.script.get(self.path) or [(200, {})]
-                status, headers = answers.pop(0) if len(answers) > 1 else answers[0]
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(json.dumps({"got": self.path}).encode())
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def to(self, path: str) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r["path"] == path]
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     server = Receiver()
     yield server
-    server.server.shutdown()
+    server.close()
 
 
 def _publish(client, url, *, failed_edge):

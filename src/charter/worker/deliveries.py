@@ -1,60 +1,82 @@
-"""Webhook delivery inside ``charter worker``: the side-effects outbox's webhooks, sent with
-httpx (seed 003 channels, WF-10).
+"""The side-effects outbox delivered inside ``charter worker`` (WF-10, seed 003).
 
-Each claimed effect is POSTed (or PUT) once per attempt with:
+One loop claims due rows (SKIP LOCKED, with a lease) of the channels this worker can reach —
+webhooks and in-app notifications always, email with ``CHARTER_SMTP_URL``, SMS with
+``CHARTER_SMS_URL`` — and answers each once with ``finish_side_effect``:
 
-* ``Idempotency-Key`` — the effect's key, the same on every attempt, so a receiver that
-  honours it applies the effect once even when a worker died after sending;
-* ``X-Charter-Signature: sha256=<hex>`` — HMAC-SHA256 of the exact body bytes with the org's
-  webhook secret (``client.side_effects.webhook_secret()``), for the receiver to verify;
-* ``X-Charter-Effect`` and ``X-Charter-Attempt``.
+* an *effect* (a workflow's ``webhook_out`` or ``notification``, or the app's webhook) is
+  sent; charter retries it with backoff or dead-letters it;
+* a *task* (seed 003: ``db_function``, or a channel task with handlers) is run once by
+  :mod:`charter.worker.queue_tasks`; its supervisor decides what happens next.
 
-Network errors, timeouts, 5xx and 429 (honouring ``Retry-After``) are retried with backoff
-and jitter; any other 4xx is final (dead letter). The response's status, a few headers and
-the body cut to 2,000 characters go into the evidence.
+A worker that dies holding a row loses nothing: the lease runs out and another worker sends
+it again with the same idempotency key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-import httpx
 from psycopg.types.json import Jsonb
 
 from charter.backoff import Backoff
-from charter.canonical import canonical_json
 from charter.store import AsyncStore, Call, first_value, json_rows
+from charter.worker.channels import Outcome, delivered, refused
+from charter.worker.channels.email import EmailSender, SmtpSettings
+from charter.worker.channels.sms import SmsProvider, sms_provider_from_env
+from charter.worker.channels.webhook import WebhookSender
 from charter.worker.completion import RETRYABLE_DB_ERRORS
+from charter.worker.queue_tasks import TaskRunner
 
 log = logging.getLogger("charter.worker")
 
-SIGNATURE_HEADER = "X-Charter-Signature"
-_KEPT_HEADERS = ("content-type", "retry-after", "location", "x-request-id")
-_BODY_LIMIT = 2000
 
+@dataclass
+class Channels:
+    """The senders this worker has; a channel without one is left to other workers."""
 
-def signature(secret: str, body: bytes) -> str:
-    """The value of the signature header for ``body``: how a receiver checks a webhook."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    webhook: WebhookSender = field(default_factory=WebhookSender)
+    email: EmailSender | None = None
+    sms: SmsProvider | None = None
+
+    @classmethod
+    def from_env(cls) -> Channels:
+        smtp = SmtpSettings.from_env()
+        return cls(email=EmailSender(smtp) if smtp else None, sms=sms_provider_from_env())
+
+    def claimable(self) -> list[str]:
+        """What claim_side_effects may hand this worker (notifications by channel)."""
+        types = ["webhook", "db_function", "notification:in_app"]
+        if self.email is not None:
+            types += ["email", "notification:email"]
+        if self.sms is not None:
+            types += ["sms", "notification:sms"]
+        return types
+
+    async def close(self) -> None:
+        await self.webhook.close()
+        if self.sms is not None:
+            await self.sms.close()
 
 
 @dataclass
-class WebhookDelivery:
+class SideEffectDelivery:
     store: AsyncStore
     worker_id: str
+    channels: Channels
     lease_seconds: int = 30
-    timeout_seconds: float = 10.0
     batch_size: int = 20
     delivered: int = 0
-    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    dead_lettered: int = 0
+    tasks_run: int = 0
+    _tasks: TaskRunner | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._tasks = TaskRunner(self.store, self.worker_id, self.channels)
 
     async def run(self, stopping: asyncio.Event, wake: asyncio.Event, poll_interval: float) -> None:
         backoff = Backoff()
@@ -62,11 +84,11 @@ class WebhookDelivery:
             try:
                 sent = await self.step()
             except RETRYABLE_DB_ERRORS as exc:
-                await backoff.sleep("delivering webhooks", exc, stopping)
+                await backoff.sleep("delivering side effects", exc, stopping)
                 continue
             except Exception:  # never stop delivering silently
-                log.exception("webhook delivery failed; trying again")
-                await backoff.sleep("delivering webhooks", RuntimeError("webhooks"), stopping)
+                log.exception("side-effect delivery failed; trying again")
+                await backoff.sleep("delivering side effects", RuntimeError("outbox"), stopping)
                 continue
             backoff.reset()
             if not sent:
@@ -75,99 +97,104 @@ class WebhookDelivery:
                     await asyncio.wait_for(wake.wait(), poll_interval)
 
     async def step(self) -> int:
-        """Claim due webhooks and send them; returns how many were attempted."""
-        effects = await self.store.execute(
+        """Claim due rows and answer them; returns how many were claimed."""
+        rows = await self.store.execute(
             Call(
                 "claim_side_effects",
                 {
                     "worker_id": self.worker_id,
-                    "effect_types": ["webhook"],
+                    "effect_types": self.channels.claimable(),
                     "limit": self.batch_size,
                     "lease_seconds": self.lease_seconds,
                 },
                 json_rows,
             )
         )
-        if effects:
-            await asyncio.gather(*(self._deliver(effect) for effect in effects))
-        return len(effects)
+        if rows:
+            await asyncio.gather(*(self._answer(row) for row in rows))
+        return len(rows)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        await self.channels.close()
 
-    async def _deliver(self, effect: dict[str, Any]) -> None:
-        request = effect["request"]
-        body = canonical_json(request.get("body") or {}).encode()
-        headers = {
-            **{str(k): str(v) for k, v in (request.get("headers") or {}).items()},
-            "Content-Type": "application/json",
-            "Idempotency-Key": effect["idempotencyKey"],
-            SIGNATURE_HEADER: signature(effect["secret"], body),
-            "X-Charter-Effect": str(effect["id"]),
-            "X-Charter-Attempt": str(effect["attempt"]),
-        }
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout_seconds)
-        try:
-            response = await self._client.request(
-                request.get("method", "POST"), request["url"], content=body, headers=headers
+    async def _answer(self, row: dict[str, Any]) -> None:
+        if row["kind"] == "task":
+            assert self._tasks is not None
+            outcome = await self._tasks.run(row)
+            self.tasks_run += 1
+        elif row["effectType"] == "notification" and row["request"].get("channel") == "in_app":
+            result = await self.store.execute(
+                Call(
+                    "deliver_in_app",
+                    {"effect_id": row["id"], "worker_id": self.worker_id},
+                    first_value,
+                )
             )
-        except httpx.HTTPError as exc:  # refused, reset, timed out, bad URL …
-            outcome: dict[str, Any] = {
-                "ok": False,
-                "retry": not isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol),
-                "error": f"{type(exc).__name__}: {exc}"[:_BODY_LIMIT],
-            }
+            self._count(row, result, None)
+            return
+        elif row["effectType"] == "notification":
+            outcome = await self._notify(row)
         else:
-            evidence = {
-                "status": response.status_code,
-                "headers": {k: v for k, v in response.headers.items() if k in _KEPT_HEADERS},
-                "body": response.text[:_BODY_LIMIT],
-            }
-            if response.is_success:
-                outcome = {"ok": True, "response": evidence}
-            else:
-                retry = response.status_code >= 500 or response.status_code == 429
-                outcome = {
-                    "ok": False,
-                    "retry": retry,
-                    "retryAfter": _retry_after(response.headers.get("retry-after")),
-                    "error": f"HTTP {response.status_code} from {request['url']}",
-                    "response": evidence,
-                }
+            outcome = await self.channels.webhook.send(
+                row["request"],
+                key=row["idempotencyKey"],
+                secret=row["secret"],
+                effect_id=row["id"],
+                attempt=row["attempt"],
+            )
         result = await self.store.execute(
             Call(
                 "finish_side_effect",
-                {"effect_id": effect["id"], "worker_id": self.worker_id, "outcome": Jsonb(outcome)},
+                {"effect_id": row["id"], "worker_id": self.worker_id, "outcome": Jsonb(outcome)},
                 first_value,
                 retry_safe=True,  # fenced by the worker id: a resend finds it answered
             )
         )
+        self._count(row, result, outcome)
+
+    async def _notify(self, row: dict[str, Any]) -> Outcome:
+        """An email or SMS notification: one message per recipient; those reached on an
+        earlier attempt are skipped, and the outcome lists everyone reached so far."""
+        request = row["request"]
+        channel = request.get("channel", "email")
+        done: list[str] = list(row.get("progress") or [])
+        addresses = [r.get("address") for r in request.get("recipients") or []]
+        targets = [a for a in addresses if a]
+        if not targets:
+            return refused(
+                f"no {channel} recipient for notification to {request.get('to')!r}: the "
+                "directory has nobody with that id or role and an address for the channel",
+                retry=False,
+            )
+        for index, address in enumerate(targets):
+            if address in done:
+                continue
+            key = f"{row['idempotencyKey']}.{index}"
+            if channel == "sms":
+                assert self.channels.sms is not None
+                outcome = await self.channels.sms.send(address, request.get("body") or "", key=key)
+            else:
+                assert self.channels.email is not None
+                outcome = await self.channels.email.send(
+                    address, request.get("subject") or "", request.get("body") or "", key=key
+                )
+            if not outcome["ok"]:
+                outcome["response"] = {**(outcome.get("response") or {}), "delivered": done}
+                return outcome
+            done.append(address)
+        return delivered({"channel": channel, "delivered": done})
+
+    def _count(self, row: dict[str, Any], result: str, outcome: Outcome | None) -> None:
         if result == "delivered":
             self.delivered += 1
         elif result in ("retry", "dead_letter"):
+            self.dead_lettered += result == "dead_letter"
             log.warning(
-                "webhook %s to %s (attempt %d): %s; %s",
-                effect["id"],
-                request["url"],
-                effect["attempt"],
-                outcome.get("error"),
+                "%s %s (attempt %d): %s; %s",
+                row["effectType"],
+                row["id"],
+                row["attempt"],
+                (outcome or {}).get("error", "not delivered"),
                 "retried later" if result == "retry" else "dead-lettered",
-                extra={"worker": self.worker_id, "run_id": effect.get("runId")},
+                extra={"worker": self.worker_id, "run_id": row.get("runId")},
             )
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds: a number of seconds, or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (moment - datetime.now(UTC)).total_seconds())

@@ -1,7 +1,8 @@
 """The documents engine inside ``charter worker``: applies the events outbox to workflow
 instances, resumes waits that are due (seed 002 § Outbox Worker Query Contract), runs the
-worker's ``@charter.action`` handlers, fires due schedules and delivers webhooks
-(:mod:`charter.worker.deliveries`).
+worker's ``@charter.action`` handlers, fires due schedules, delivers the side-effects
+outbox and runs seed 003's tasks (:mod:`charter.worker.deliveries`), and keeps retention
+(:mod:`charter.worker.maintenance`).
 
 One loop: claim a batch of document events (``FOR UPDATE SKIP LOCKED``, status
 ``processing`` with a lease), apply them (each in its own subtransaction: completed, or
@@ -34,7 +35,8 @@ from charter.errors import CompiledWorkflowError
 from charter.payloads import json_text
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.completion import RETRYABLE_DB_ERRORS
-from charter.worker.deliveries import WebhookDelivery
+from charter.worker.deliveries import Channels, SideEffectDelivery
+from charter.worker.maintenance import Maintenance
 
 log = logging.getLogger("charter.worker")
 
@@ -59,23 +61,32 @@ class DocumentsEngine:
     poll_interval: float = 0.2
     actions: dict[str, ActionHandler] = field(default_factory=dict)
     counts: EngineCounts = field(default_factory=EngineCounts)
-    webhooks: WebhookDelivery | None = None
+    deliveries: SideEffectDelivery | None = None
+    maintenance: Maintenance | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
     _verified_at: float = -1e9
 
     async def run(self, stopping: asyncio.Event) -> None:
-        # Webhooks go out on their own loop: a slow receiver never holds up the engine.
-        self.webhooks = WebhookDelivery(self.store, self.worker_id, self.lease_seconds)
-        sending = asyncio.create_task(
-            self.webhooks.run(stopping, self.wake, self.poll_interval), name="charter-webhooks"
+        # Side effects go out on their own loop: a slow receiver never holds up the engine.
+        self.deliveries = SideEffectDelivery(
+            self.store, self.worker_id, Channels.from_env(), self.lease_seconds
         )
+        self.maintenance = Maintenance(self.store)
+        loops = [
+            asyncio.create_task(
+                self.deliveries.run(stopping, self.wake, self.poll_interval),
+                name="charter-side-effects",
+            ),
+            asyncio.create_task(self.maintenance.run(stopping), name="charter-maintenance"),
+        ]
         try:
             await self._engine_loop(stopping)
         finally:
-            sending.cancel()
-            await asyncio.gather(sending, return_exceptions=True)
-            await self.webhooks.close()
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self.deliveries.close()
 
     async def _engine_loop(self, stopping: asyncio.Event) -> None:
         backoff = Backoff()

@@ -300,3 +300,48 @@ SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jso
 
 -- name: webhook_secret
 SELECT charter.webhook_secret(%(org_id)s);
+
+-- name: run_function
+SELECT charter.run_function(%(name)s, %(payload)s::jsonb);
+
+-- name: record_task_error
+SELECT charter.record_task_error(%(task_id)s, %(worker_id)s, %(stage)s, %(error)s, %(context)s::jsonb);
+
+-- name: deliver_in_app
+SELECT charter.deliver_in_app(%(effect_id)s, %(worker_id)s);
+
+-- name: run_maintenance
+SELECT charter.run_maintenance(%(retention_days)s);
+
+-- name: enqueue_webhook
+SELECT charter.enqueue_webhook(%(org_id)s, %(url)s, %(body)s::jsonb, %(method)s, %(headers)s::jsonb,
+                               %(idempotency_key)s, %(max_attempts)s);
+
+-- name: get_side_effect
+SELECT charter.get_side_effect(%(org_id)s, %(id)s);
+
+-- name: enqueue_task
+SELECT charter.enqueue_task(%(org_id)s, %(task_type)s, %(payload)s::jsonb,
+                            coalesce(%(scheduled_at)s::timestamptz, now()));
+
+-- name: send_email
+SELECT charter.send_email(%(org_id)s, %(to)s, %(subject)s, %(body)s, %(max_attempts)s,
+                          coalesce(%(scheduled_at)s::timestamptz, now()), %(recheck_after)s::interval);
+
+-- name: send_email_status
+SELECT charter.send_email_status(%(org_id)s, %(id)s);
+
+-- name: list_notifications
+SELECT charter.list_notifications(%(org_id)s, %(user_id)s, %(unread_only)s, %(limit)s);
+
+-- name: mark_notifications_read
+SELECT charter.mark_notifications_read(%(org_id)s, %(user_id)s, %(ids)s::bigint[]);
+
+-- name: list_dead_letters
+SELECT charter.list_dead_letters(%(org_id)s, %(limit)s);
+
+-- name: retry_side_effects
+SELECT charter.retry_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
+
+-- name: drop_side_effects
+SELECT charter.drop_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);

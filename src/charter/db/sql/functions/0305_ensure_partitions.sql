@@ -1,7 +1,8 @@
--- Creates the monthly partitions of charter.step_executions and charter.document_events for
--- this month and the next p_months_ahead (months in UTC). Returns how many it created. Called by every migrate and
--- by workers, so a partition always exists before its month starts; a month whose rows
--- already went to the default partition is left there (creating it would fail).
+-- Creates the monthly partitions of charter.step_executions, charter.document_events and
+-- charter.side_effects for this month and the next p_months_ahead (months in UTC). Returns
+-- how many it created. Called by every migrate and by workers, so a partition always exists
+-- before its month starts; a month whose rows already went to the default partition is left
+-- there (creating it would fail).
 CREATE OR REPLACE FUNCTION charter.ensure_partitions(p_months_ahead integer DEFAULT 2)
 RETURNS integer
 LANGUAGE plpgsql
@@ -17,7 +18,7 @@ DECLARE
     v_created integer := 0;
     v_taken   boolean;
 BEGIN
-    FOREACH v_table IN ARRAY ARRAY['step_executions', 'document_events'] LOOP
+    FOREACH v_table IN ARRAY ARRAY['step_executions', 'document_events', 'side_effects'] LOOP
         CONTINUE WHEN to_regclass('charter.' || v_table) IS NULL;  -- not migrated that far yet
         FOR v_offset IN 0..p_months_ahead LOOP
             v_month := date_trunc('month', now() AT TIME ZONE 'UTC') + make_interval(months => v_offset);

@@ -10,6 +10,11 @@ BEGIN
     IF TG_OP = 'DELETE' AND coalesce(current_setting('charter.deleting_flow', true), '') <> '' THEN
         RETURN OLD;
     END IF;
+    -- Retention (run_maintenance) forgets receipts older than its window, and only those.
+    IF TG_OP = 'DELETE' AND TG_TABLE_NAME IN ('step_receipts', 'outbox_receipts')
+       AND coalesce(current_setting('charter.retention', true), '') = 'on' THEN
+        RETURN OLD;
+    END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH002',
         MESSAGE = format('charter.%s is append-only evidence: rows cannot be %s',
                          TG_TABLE_NAME, CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END),

@@ -30,7 +30,8 @@ $$;
 -- Trigger function: statuses only move forward (seed 002 N1): an instance's running →
 -- paused, completed, failed, cancelled and paused → running, cancelled; an outbox row's
 -- pending → processing → completed | failed, failed → processing | pending | dead_letter,
--- processing → pending | failed | dead_letter, and the admin's dead_letter → pending.
+-- processing → pending | failed | dead_letter, and the admin's dead_letter → pending
+-- (re-driven) or cancelled (dropped).
 -- Terminal states are final, except through the explicit, recorded admin calls that set
 -- charter.admin_override (retry_run out of failed).
 CREATE OR REPLACE FUNCTION charter._restrict_status_regression()
@@ -55,7 +56,7 @@ BEGIN
             WHEN 'pending' THEN ARRAY['processing', 'cancelled']
             WHEN 'processing' THEN ARRAY['completed', 'failed', 'dead_letter', 'pending', 'cancelled']
             WHEN 'failed' THEN ARRAY['processing', 'pending', 'dead_letter', 'cancelled', 'completed']
-            WHEN 'dead_letter' THEN ARRAY['pending'] END
+            WHEN 'dead_letter' THEN ARRAY['pending', 'cancelled'] END
         END;
     IF NEW.status = ANY (coalesce(v_allowed, '{}')) THEN
         RETURN NEW;

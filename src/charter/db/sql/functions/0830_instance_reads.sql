@@ -77,9 +77,9 @@ BEGIN
                EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = v_instance.id AND s.status = 'ready')
             OR EXISTS (SELECT 1 FROM charter.instance_waits AS w
                         WHERE w.run_id = v_instance.id AND (w.kind = 'handler' OR w.due_at <= charter._now()))
-            -- A webhook the worker is sending, or will send now (not one waiting to retry).
+            -- An effect a worker is sending, or will send now (not one waiting to retry).
             OR EXISTS (SELECT 1 FROM charter.side_effects AS x
-                        WHERE x.run_id = v_instance.id AND x.effect_type = 'webhook'
+                        WHERE x.run_id = v_instance.id
                           AND (x.status = 'processing' OR (x.status IN ('pending', 'failed') AND x.next_retry_at <= now())))));
 END;
 $$;

@@ -22,7 +22,16 @@ GRANT EXECUTE ON FUNCTION
     charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
     charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
     charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules,
-    charter.claim_side_effects, charter.finish_side_effect
+    charter.claim_side_effects, charter.finish_side_effect, charter.deliver_in_app,
+    charter.run_maintenance
+TO charter_worker;
+
+-- Seed 003's queue: dequeue and complete (finish_side_effect), the runner, error records,
+-- and each supervisor and handler the worker must call — nothing that enqueues.
+GRANT EXECUTE ON FUNCTION
+    charter.dequeue_next_available_task, charter.run_function, charter.record_task_error,
+    charter.send_email_supervisor, charter.get_email_payload, charter.record_email_success,
+    charter.record_email_failure
 TO charter_worker;
 
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
@@ -47,6 +56,15 @@ GRANT EXECUTE ON FUNCTION
     charter.retry_dead_letters, charter.decide_approval, charter.approval_inbox, charter.get_approval,
     charter.approval_history, charter.define_approval_chain, charter.delegate_approvals,
     charter.webhook_secret
+TO charter_app;
+
+-- Side effects: the app's webhooks, tasks and emails (kickoffs), in-app notifications and
+-- the dead letter queue.
+GRANT EXECUTE ON FUNCTION
+    charter.enqueue_webhook, charter.get_side_effect, charter.enqueue_task, charter.send_email,
+    charter.kickoff_send_email_task, charter.send_email_status, charter.list_notifications,
+    charter.mark_notifications_read, charter.list_dead_letters, charter.retry_side_effects,
+    charter.drop_side_effects
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

@@ -1,0 +1,96 @@
+-- The side-effects dead letter queue: list, show, re-drive (same idempotency key, fresh
+-- attempts), drop (kept as cancelled, with who dropped it). Effects only: a task that ran
+-- out is its supervisor's business.
+
+CREATE OR REPLACE FUNCTION charter.list_dead_letters(p_org_id text, p_limit integer DEFAULT 100)
+RETURNS SETOF jsonb
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    SELECT charter._side_effect_json(x) FROM charter.side_effects AS x
+     WHERE x.org_id = charter._acting_org(p_org_id) AND x.status = 'dead_letter'
+     ORDER BY x.completed_at DESC, x.id DESC
+     LIMIT greatest(1, least(coalesce(p_limit, 100), 10000))
+$$;
+
+CREATE OR REPLACE FUNCTION charter._dead_letters_for_update(p_org_id text, p_ids bigint[])
+RETURNS SETOF charter.side_effects
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_missing bigint;
+BEGIN
+    SELECT i INTO v_missing FROM unnest(p_ids) AS i
+     WHERE NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
+                        WHERE x.org_id = p_org_id AND x.id = i AND x.status = 'dead_letter')
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH061',
+            MESSAGE = format('Side effect %s is not a dead letter of org %L', v_missing, p_org_id),
+            HINT = 'charter dlq list shows the dead letters; nothing was changed.';
+    END IF;
+    RETURN QUERY SELECT * FROM charter.side_effects AS x
+                  WHERE x.org_id = p_org_id AND x.id = ANY (p_ids) ORDER BY x.id FOR UPDATE;
+END;
+$$;
+
+-- Re-drives dead letters: pending again with their idempotency key and a fresh set of
+-- attempts. The node that waited took its failure path already; the delivery is recorded
+-- on the effect (retry_run re-runs the node as a new round).
+CREATE OR REPLACE FUNCTION charter.retry_side_effects(p_org_id text, p_ids bigint[], p_actor text DEFAULT NULL)
+RETURNS bigint[]
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org  text := charter._acting_org(p_org_id);
+    v_done bigint[];
+BEGIN
+    IF coalesce(cardinality(p_ids), 0) = 0 THEN
+        RETURN '{}';
+    END IF;
+    PERFORM charter._dead_letters_for_update(v_org, p_ids);
+    WITH redriven AS (
+        UPDATE charter.side_effects AS x
+           SET status = 'pending', attempts = 0, next_retry_at = now(), completed_at = NULL, worker_id = NULL,
+               response = coalesce(x.response, '{}'::jsonb) || jsonb_build_object('redriven', jsonb_build_object(
+                   'by', p_actor, 'at', now(), 'lastError', x.error))
+         WHERE x.org_id = v_org AND x.id = ANY (p_ids) AND x.status = 'dead_letter'
+        RETURNING x.id
+    )
+    SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}') INTO v_done FROM redriven AS r;
+    PERFORM pg_notify('charter_events', v_org);
+    RETURN v_done;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter.drop_side_effects(p_org_id text, p_ids bigint[], p_actor text DEFAULT NULL)
+RETURNS bigint[]
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org  text := charter._acting_org(p_org_id);
+    v_done bigint[];
+BEGIN
+    IF coalesce(cardinality(p_ids), 0) = 0 THEN
+        RETURN '{}';
+    END IF;
+    PERFORM charter._dead_letters_for_update(v_org, p_ids);
+    WITH dropped AS (
+        UPDATE charter.side_effects AS x
+           SET status = 'cancelled',
+               response = coalesce(x.response, '{}'::jsonb) || jsonb_build_object('dropped', jsonb_build_object(
+                   'by', p_actor, 'at', now()))
+         WHERE x.org_id = v_org AND x.id = ANY (p_ids) AND x.status = 'dead_letter'
+        RETURNING x.id
+    )
+    SELECT coalesce(array_agg(d.id ORDER BY d.id), '{}') INTO v_done FROM dropped AS d;
+    RETURN v_done;
+END;
+$$;

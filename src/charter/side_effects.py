@@ -1,0 +1,251 @@
+"""The side-effects outbox seen from the app (seed 002 WF-10/11, seed 003): webhooks the app
+sends, seed 003's tasks and its email process, in-app notifications, and the dead letter
+queue. Operations here; the client's faces are in :mod:`charter.side_effect_client`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from charter.engine.runs import timestamp
+from charter.errors import ArgumentError
+from charter.operations import text_argument
+from charter.payloads import json_text
+from charter.store import Call, Operation, first_json, first_value, json_rows
+
+TASK_TYPES = ("db_function", "email", "sms", "webhook")
+
+
+@dataclass(frozen=True)
+class SideEffect:
+    """One row of the outbox: an effect (webhook, notification) or a seed 003 task."""
+
+    id: int
+    kind: str  # effect | task
+    channel: str  # webhook | email | sms | in_app | db_function
+    target: str  # the URL, the notification's `to`, or the function
+    status: str  # pending | processing | failed | completed | dead_letter | cancelled
+    attempts: int
+    max_attempts: int
+    error: str | None
+    idempotency_key: str
+    run_id: str | None
+    node: str | None
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    created_at: datetime | None
+    completed_at: datetime | None
+    next_attempt_at: datetime | None
+
+    @property
+    def last_error(self) -> str | None:
+        return self.error
+
+
+def side_effect(data: dict[str, Any]) -> SideEffect:
+    return SideEffect(
+        id=data["id"],
+        kind=data["kind"],
+        channel=data["channel"],
+        target=data.get("target") or "",
+        status=data["status"],
+        attempts=data["attempts"],
+        max_attempts=data["maxAttempts"],
+        error=data.get("error"),
+        idempotency_key=data["idempotencyKey"],
+        run_id=data.get("runId"),
+        node=data.get("node"),
+        request=data.get("request") or {},
+        response=data.get("response"),
+        created_at=timestamp(data.get("createdAt")),
+        completed_at=timestamp(data.get("completedAt")),
+        next_attempt_at=timestamp(data.get("nextAttemptAt")),
+    )
+
+
+@dataclass(frozen=True)
+class QueuedWebhook:
+    id: int
+    status: str  # queued | duplicate (the idempotency key was used before)
+    idempotency_key: str
+
+
+@dataclass(frozen=True)
+class Notification:
+    id: int
+    user: str
+    subject: str | None
+    body: str
+    run_id: str | None
+    node: str | None
+    effect_id: int
+    created_at: datetime | None
+    read_at: datetime | None
+
+    @property
+    def read(self) -> bool:
+        return self.read_at is not None
+
+
+@dataclass(frozen=True)
+class EmailSend:
+    """Seed 003's email process for one send, from its facts."""
+
+    id: int
+    to: str
+    subject: str
+    state: str  # sending | succeeded | failed | gave_up
+    max_attempts: int
+    scheduled: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    succeeded: dict[str, Any] | None
+
+
+def _ids(ids: Any, what: str) -> list[int]:
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        return [ids]
+    if isinstance(ids, str) or not hasattr(ids, "__iter__"):
+        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r}.")
+    out = []
+    for value in ids:
+        try:
+            out.append(int(value))
+        except (TypeError, ValueError):
+            raise ArgumentError(f"{what}: {value!r} is not a side-effect id.") from None
+    return out
+
+
+def enqueue_webhook(
+    org_id: str,
+    url: str,
+    body: Any,
+    *,
+    method: str,
+    headers: dict[str, str] | None,
+    idempotency_key: str | None,
+    max_attempts: int,
+) -> Operation[QueuedWebhook]:
+    params = {
+        "org_id": org_id,
+        "url": text_argument(url, "url"),
+        "body": json_text({} if body is None else body, "webhook body"),
+        "method": text_argument(method, "method"),
+        "headers": json_text(headers or {}, "webhook headers"),
+        "idempotency_key": (
+            None if idempotency_key is None else text_argument(idempotency_key, "idempotency_key")
+        ),
+        "max_attempts": max_attempts,
+    }
+    data = yield Call("enqueue_webhook", params, first_json, retry_safe=idempotency_key is not None)
+    return QueuedWebhook(data["id"], data["status"], data["idempotencyKey"])
+
+
+def get_side_effect(org_id: str, effect_id: int) -> Operation[SideEffect | None]:
+    data = yield Call("get_side_effect", {"org_id": org_id, "id": int(effect_id)}, first_json)
+    return side_effect(data) if data else None
+
+
+def enqueue_task(
+    org_id: str, task_type: str, payload: dict[str, Any], at: datetime | None
+) -> Operation[int]:
+    params = {
+        "org_id": org_id,
+        "task_type": text_argument(task_type, "task_type"),
+        "payload": json_text(payload, "task payload"),
+        "scheduled_at": at,
+    }
+    return int((yield Call("enqueue_task", params, first_value, retry_safe=False)))
+
+
+def send_email(
+    org_id: str,
+    to: str,
+    subject: str,
+    body: str,
+    *,
+    max_attempts: int,
+    at: datetime | None,
+    recheck_after: timedelta,
+) -> Operation[int]:
+    params = {
+        "org_id": org_id,
+        "to": text_argument(to, "to"),
+        "subject": text_argument(subject, "subject"),
+        "body": text_argument(body, "body"),
+        "max_attempts": max_attempts,
+        "scheduled_at": at,
+        "recheck_after": recheck_after,
+    }
+    return int((yield Call("send_email", params, first_value, retry_safe=False)))
+
+
+def send_email_status(org_id: str, send_id: int) -> Operation[EmailSend | None]:
+    data = yield Call("send_email_status", {"org_id": org_id, "id": int(send_id)}, first_json)
+    if not data:
+        return None
+    return EmailSend(
+        id=data["id"],
+        to=data["to"],
+        subject=data["subject"],
+        state=data["state"],
+        max_attempts=data["maxAttempts"],
+        scheduled=data["scheduled"],
+        failures=data["failures"],
+        succeeded=data.get("succeeded"),
+    )
+
+
+def _notification(data: dict[str, Any]) -> Notification:
+    return Notification(
+        id=data["id"],
+        user=data["user"],
+        subject=data.get("subject"),
+        body=data["body"],
+        run_id=data.get("runId"),
+        node=data.get("node"),
+        effect_id=data["effectId"],
+        created_at=timestamp(data.get("createdAt")),
+        read_at=timestamp(data.get("readAt")),
+    )
+
+
+def list_notifications(
+    org_id: str, user: str, unread_only: bool, limit: int
+) -> Operation[list[Notification]]:
+    params = {
+        "org_id": org_id,
+        "user_id": text_argument(user, "user"),
+        "unread_only": bool(unread_only),
+        "limit": limit,
+    }
+    rows = yield Call("list_notifications", params, json_rows)
+    return [_notification(row) for row in rows]
+
+
+def mark_notifications_read(org_id: str, user: str, ids: Any) -> Operation[list[int]]:
+    params = {
+        "org_id": org_id,
+        "user_id": text_argument(user, "user"),
+        "ids": None if ids is None else _ids(ids, "notifications.mark_read"),
+    }
+    return list((yield Call("mark_notifications_read", params, first_value)))
+
+
+def list_dead_letters(org_id: str, limit: int) -> Operation[list[SideEffect]]:
+    rows = yield Call("list_dead_letters", {"org_id": org_id, "limit": limit}, json_rows)
+    return [side_effect(row) for row in rows]
+
+
+def retry_dead_letters(org_id: str, ids: Any, actor: str | None) -> Operation[list[int]]:
+    params = {"org_id": org_id, "ids": _ids(ids, "dead_letters.retry"), "actor": actor}
+    return list((yield Call("retry_side_effects", params, first_value)))
+
+
+def drop_dead_letters(org_id: str, ids: Any, actor: str | None) -> Operation[list[int]]:
+    params = {"org_id": org_id, "ids": _ids(ids, "dead_letters.drop"), "actor": actor}
+    return list((yield Call("drop_side_effects", params, first_value)))
+
+
+def webhook_secret(org_id: str) -> Operation[str]:
+    return str((yield Call("webhook_secret", {"org_id": org_id}, first_value)))

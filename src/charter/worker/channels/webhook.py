@@ -1,0 +1,94 @@
+"""Webhooks with httpx: each request is signed and carries the effect's idempotency key.
+
+* ``Idempotency-Key`` — the same on every attempt of one effect, so a receiver that honours
+  it applies the effect once even when a worker died after sending;
+* ``X-Charter-Signature: sha256=<hex>`` — HMAC-SHA256 of the exact body bytes with the org's
+  webhook secret (``client.side_effects.webhook_secret()``), for the receiver to verify;
+* ``X-Charter-Effect`` and ``X-Charter-Attempt``.
+
+Network errors, timeouts, 5xx and 429 (honouring ``Retry-After``) are retried; any other
+4xx is final. The response's status, a few headers and the body cut to 2,000 characters
+are the evidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from charter.canonical import canonical_json
+from charter.worker.channels import EVIDENCE_LIMIT, Outcome, delivered, refused
+
+SIGNATURE_HEADER = "X-Charter-Signature"
+_KEPT_HEADERS = ("content-type", "retry-after", "location", "x-request-id")
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The value of the signature header for ``body``: how a receiver checks a webhook."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+class WebhookSender:
+    def __init__(self, timeout_seconds: float = 10.0) -> None:
+        self.timeout_seconds = timeout_seconds
+        self._client: httpx.AsyncClient | None = None
+
+    async def send(
+        self, request: dict[str, Any], *, key: str, secret: str, effect_id: int, attempt: int
+    ) -> Outcome:
+        body = canonical_json(request.get("body") or {}).encode()
+        headers = {
+            **{str(k): str(v) for k, v in (request.get("headers") or {}).items()},
+            "Content-Type": "application/json",
+            "Idempotency-Key": key,
+            SIGNATURE_HEADER: signature(secret, body),
+            "X-Charter-Effect": str(effect_id),
+            "X-Charter-Attempt": str(attempt),
+        }
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.timeout_seconds)
+        url = request.get("url", "")
+        try:
+            response = await self._client.request(
+                request.get("method", "POST"), url, content=body, headers=headers
+            )
+        except httpx.HTTPError as exc:  # refused, reset, timed out, bad URL …
+            permanent = isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol)
+            return refused(f"{type(exc).__name__}: {exc} ({url})", retry=not permanent)
+        evidence = {
+            "status": response.status_code,
+            "headers": {k: v for k, v in response.headers.items() if k in _KEPT_HEADERS},
+            "body": response.text[:EVIDENCE_LIMIT],
+        }
+        if response.is_success:
+            return delivered(evidence)
+        return refused(
+            f"HTTP {response.status_code} from {url}",
+            retry=response.status_code >= 500 or response.status_code == 429,
+            retry_after=retry_after(response.headers.get("retry-after")),
+            response=evidence,
+        )
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds: a number of seconds, or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
