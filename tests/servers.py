@@ -118,8 +118,8 @@ class _MailHandler:
                 "from": envelope.mail_from,
                 "to": list(envelope.rcpt_tos),
                 "subject": message["Subject"],
-                "message_id": message["Message-ID"],
-                "key": message["X-Charter-Idempotency-Key"],
+                "message_id": str(message["Message-ID"]).strip(),
+                "key": str(message["X-Charter-Idempotency-Key"]).strip(),
                 "body": body.get_content().strip() if body else "",
             })  # fmt: skip
         return "250 Message accepted"

@@ -23,6 +23,7 @@ from charter.cli import (
     document_commands,
     flow_commands,
     misc_commands,
+    outbox_commands,
     run_commands,
 )
 from charter.cli.common import EXIT_ERROR, err, log
@@ -35,6 +36,7 @@ _GROUPS = (
     run_commands,
     definition_commands,
     document_commands,
+    outbox_commands,
     db_commands,
 )
 
