@@ -37,6 +37,7 @@ class SideEffect:
     created_at: datetime | None
     completed_at: datetime | None
     next_attempt_at: datetime | None
+    interventions: list[dict[str, Any]]  # re-driven or dropped: by whom, when, last error
 
     @property
     def last_error(self) -> str | None:
@@ -61,6 +62,7 @@ def side_effect(data: dict[str, Any]) -> SideEffect:
         created_at=timestamp(data.get("createdAt")),
         completed_at=timestamp(data.get("completedAt")),
         next_attempt_at=timestamp(data.get("nextAttemptAt")),
+        interventions=data.get("interventions") or [],
     )
 
 

@@ -250,7 +250,7 @@ AS $$
         'status', p_effect.status, 'attempts', p_effect.attempts, 'maxAttempts', p_effect.max_attempts,
         'error', p_effect.error, 'idempotencyKey', p_effect.idempotency_key,
         'runId', p_effect.run_id, 'node', p_effect.node_id,
-        'request', p_effect.request, 'response', p_effect.response,
+        'request', p_effect.request, 'response', p_effect.response, 'interventions', p_effect.interventions,
         'createdAt', p_effect.created_at, 'completedAt', p_effect.completed_at,
         'nextAttemptAt', CASE WHEN p_effect.status IN ('pending', 'failed') THEN p_effect.next_retry_at END)
 $$;

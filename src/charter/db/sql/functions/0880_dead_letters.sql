@@ -57,8 +57,8 @@ BEGIN
     WITH redriven AS (
         UPDATE charter.side_effects AS x
            SET status = 'pending', attempts = 0, next_retry_at = now(), completed_at = NULL, worker_id = NULL,
-               response = coalesce(x.response, '{}'::jsonb) || jsonb_build_object('redriven', jsonb_build_object(
-                   'by', p_actor, 'at', now(), 'lastError', x.error))
+               interventions = x.interventions || jsonb_build_object(
+                   'action', 'retry', 'by', p_actor, 'at', now(), 'lastError', x.error, 'attempts', x.attempts)
          WHERE x.org_id = v_org AND x.id = ANY (p_ids) AND x.status = 'dead_letter'
         RETURNING x.id
     )
@@ -85,8 +85,8 @@ BEGIN
     WITH dropped AS (
         UPDATE charter.side_effects AS x
            SET status = 'cancelled',
-               response = coalesce(x.response, '{}'::jsonb) || jsonb_build_object('dropped', jsonb_build_object(
-                   'by', p_actor, 'at', now()))
+               interventions = x.interventions || jsonb_build_object(
+                   'action', 'drop', 'by', p_actor, 'at', now(), 'lastError', x.error, 'attempts', x.attempts)
          WHERE x.org_id = v_org AND x.id = ANY (p_ids) AND x.status = 'dead_letter'
         RETURNING x.id
     )

@@ -9,6 +9,8 @@ ALTER TABLE charter.side_effects ALTER COLUMN run_id DROP NOT NULL;
 ALTER TABLE charter.side_effects ALTER COLUMN node_id DROP NOT NULL;
 ALTER TABLE charter.side_effects ADD COLUMN kind text NOT NULL DEFAULT 'effect';
 ALTER TABLE charter.side_effects ADD COLUMN dequeued_at timestamptz;
+-- Who re-drove or dropped a dead letter, when, and the error it had then (oldest first).
+ALTER TABLE charter.side_effects ADD COLUMN interventions jsonb NOT NULL DEFAULT '[]';
 ALTER TABLE charter.side_effects
     ADD CONSTRAINT side_effect_kind_is_known CHECK (kind IN ('effect', 'task'));
 ALTER TABLE charter.side_effects DROP CONSTRAINT effect_type_is_known;
