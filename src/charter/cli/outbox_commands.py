@@ -105,6 +105,8 @@ def dlq_drop_command(
 
 def maintenance_command(*, database_url: str | None, retention_days: int | None, json: bool) -> int:
     days = retention_days if retention_days is not None else default_retention_days()
+    if days < 1:
+        raise ArgumentError(f"--retention-days {days}: retention must be at least 1 day.")
     with connection.connect(target(database_url)) as conn:
         report = perform(
             conn, single(Call("run_maintenance", {"retention_days": days}, first_value))
