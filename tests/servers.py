@@ -4,6 +4,7 @@ got and answers from a script, so a test can make it fail the way real ones do."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -26,11 +27,12 @@ def free_port() -> int:
 
 class Receiver:
     """An HTTP server that records every request and answers from a script per path; a
-    ``hook`` runs before it answers (e.g. to kill the worker that sent the request)."""
+    ``hook`` runs before it answers (e.g. to kill the worker that sent the request). A
+    script entry may carry a delay in seconds as a third item (to time a sender out)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self.script: dict[str, list[tuple[int, dict[str, str]]]] = {}
+        self.script: dict[str, list[tuple[Any, ...]]] = {}
         self.hook: Callable[[dict[str, Any]], None] | None = None
         self.lock = threading.Lock()
         receiver = self
@@ -43,14 +45,18 @@ class Receiver:
                 with receiver.lock:
                     receiver.requests.append(request)
                     answers = receiver.script.get(self.path) or [(200, {})]
-                    status, headers = answers.pop(0) if len(answers) > 1 else answers[0]
+                    status, headers, *delay = answers.pop(0) if len(answers) > 1 else answers[0]
                 if receiver.hook is not None:
                     receiver.hook(request)
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(json.dumps({"got": self.path}).encode())
+                time.sleep(delay[0] if delay else 0)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(json.dumps({"got": self.path}).encode())
+                except OSError:  # the sender gave up or died
+                    pass
 
             do_PUT = do_POST
             do_PATCH = do_POST
@@ -78,6 +84,7 @@ class MailServer:
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
         self.script: dict[str, list[str]] = {}
+        self.data_delays: list[float] = []  # seconds before answering DATA, one per message
         self.lock = threading.Lock()
         self.port = free_port()
         self.controller = Controller(_MailHandler(self), hostname="127.0.0.1", port=self.port)
@@ -92,6 +99,7 @@ class MailServer:
         with self.lock:
             self.messages.clear()
             self.script.clear()
+            self.data_delays.clear()
 
     def close(self) -> None:
         self.controller.stop()
@@ -111,6 +119,9 @@ class _MailHandler:
         return reply
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        with self.server.lock:
+            delay = self.server.data_delays.pop(0) if self.server.data_delays else 0.0
+        await asyncio.sleep(delay)
         message = message_from_bytes(envelope.content, policy=default_policy)
         body = message.get_body(("plain",))
         with self.server.lock:

@@ -80,6 +80,9 @@ The tree::
     │   └── ApprovalVersionStaleError, ApprovalNotApproverError, ApprovalAlreadyDecidedError,
     │       ApprovalClosedError, ApprovalSelfApprovalError, ApprovalNotFoundError,
     │       ApprovalChainInvalidError                                 APPROVAL_<RULE>
+    ├── SideEffectInvalidError        SIDE_EFFECT_INVALID (a webhook, task or email to enqueue)
+    ├── DeadLetterNotFoundError       DEAD_LETTER_NOT_FOUND (retry/drop of a non-dead letter)
+    ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,

@@ -64,3 +64,9 @@ def maintenance_interval() -> float:
     """Seconds between a worker's runs of retention (``CHARTER_MAINTENANCE_INTERVAL``,
     default 3600: hourly; 0 turns it off for this worker)."""
     return env_float("CHARTER_MAINTENANCE_INTERVAL", 3600.0)
+
+
+def webhook_timeout() -> float:
+    """Seconds a worker waits for a webhook's receiver to answer before the attempt counts
+    as failed and is retried (``CHARTER_WEBHOOK_TIMEOUT``, default 10)."""
+    return env_float("CHARTER_WEBHOOK_TIMEOUT", 10.0, minimum=0.1)

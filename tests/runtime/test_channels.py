@@ -120,6 +120,17 @@ def test_a_refused_smtp_connection_is_retried(acme, db_url, monkeypatch, sql):
     assert acme.documents.get(doc.id).workflow.status == "running"
 
 
+def test_an_smtp_server_that_does_not_answer_in_time_is_retried(acme, db_url, mail, monkeypatch):
+    monkeypatch.setenv("CHARTER_SMTP_URL", mail.url + "&timeout=0.5")
+    mail.data_delays.append(2.0)  # the first message's DATA is answered too late
+    _publish(acme, "email", "wh")
+    with running_worker(db_url, poll_interval=0.05):
+        done = _settled(acme, _open(acme, "M6").id)
+    assert done.workflow.context.get("told") is True
+    keys = {m["key"] for m in mail.to("wh@example.com")}
+    assert len(keys) == 1  # however many arrived, they carry one key
+
+
 def test_without_an_smtp_url_email_waits_for_a_worker_that_has_one(acme, db_url, monkeypatch, sql):
     monkeypatch.delenv("CHARTER_SMTP_URL", raising=False)
     _publish(acme, "email", "wh")
@@ -170,6 +181,22 @@ def test_sms_failure_modes(acme, engine, sms, sql, answers, delivered, sends):
     if answers[0][0] == 429:
         status, *_ = _effect(sql, done.workflow.run_id)
         assert status == "completed"
+
+
+def test_a_refused_sms_connection_is_retried(acme, db_url, monkeypatch, sql):
+    monkeypatch.setenv("CHARTER_SMS_URL", "http://AC1:t@127.0.0.1:9?from=%2B15550001111")
+    acme.directory.put_user("driver", roles=["driver"], phone="+15550004444")
+    _publish(acme, "sms", "driver")
+    with running_worker(db_url, poll_interval=0.05):
+        _open(acme, "S3")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            rows = sql("SELECT status, attempts, error FROM charter.side_effects")
+            if rows and rows[0][0] == "failed" and rows[0][1] >= 2:
+                break
+            time.sleep(0.1)
+    [(status, attempts, error)] = sql("SELECT status, attempts, error FROM charter.side_effects")
+    assert status == "failed" and attempts >= 2 and "127.0.0.1" in error
 
 
 # -- in-app ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 from charter.worker.channels.webhook import SIGNATURE_HEADER, signature
 
 from ..servers import Receiver
+from ..workers import running_worker
 from . import definitions as defs
 
 
@@ -116,3 +117,18 @@ def test_a_refused_connection_is_retried(acme, engine, sql):
     assert status == "failed" and attempts >= 2 and "ConnectError" in error
     waiting = acme.documents.get(doc.id).workflow
     assert [w.kind for w in waiting.waiting_for] == ["delivery"]
+
+
+def test_a_receiver_that_does_not_answer_in_time_is_retried(acme, db_url, receiver, monkeypatch):
+    monkeypatch.setenv("CHARTER_WEBHOOK_TIMEOUT", "0.5")
+    _publish(acme, receiver.url, failed_edge=True)
+    receiver.script["/hooks/T1"] = [(200, {}, 2.0), (200, {})]  # the first answer is too late
+    with running_worker(db_url, poll_interval=0.05):
+        doc = _open(acme, "T1")
+        deadline = time.monotonic() + 30
+        while acme.documents.wait(doc.id, timeout=30).state != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    attempts = receiver.to("/hooks/T1")
+    assert len(attempts) == 2
+    assert attempts[0]["headers"]["Idempotency-Key"] == attempts[1]["headers"]["Idempotency-Key"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from charter import settings
 from charter.canonical import canonical_json
 from charter.worker.channels import EVIDENCE_LIMIT, Outcome, delivered, refused
 
@@ -34,8 +35,10 @@ def signature(secret: str, body: bytes) -> str:
 
 
 class WebhookSender:
-    def __init__(self, timeout_seconds: float = 10.0) -> None:
-        self.timeout_seconds = timeout_seconds
+    def __init__(self, timeout_seconds: float | None = None) -> None:
+        self.timeout_seconds = (
+            settings.webhook_timeout() if timeout_seconds is None else timeout_seconds
+        )
         self._client: httpx.AsyncClient | None = None
 
     async def send(
