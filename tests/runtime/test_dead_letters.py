@@ -62,6 +62,10 @@ def test_an_app_webhook_is_delivered_signed_and_its_key_dedups(acme, engine, rec
         ("ftp://example.com/x", {}, "http:// or https://"),
         ("https://example.com/x", {"method": "DELETE"}, "POST, PUT or PATCH"),
         ("https://example.com/x", {"max_attempts": 0}, "between 1 and 50"),
+        ("https://example.com/x", {"headers": {"Idempotency-Key": "k"}}, "set by charter"),
+        ("https://example.com/x", {"headers": {"X-Charter-Attempt": "9"}}, "set by charter"),
+        ("https://example.com/x", {"headers": {"X-Name": "caf\u00e9"}}, "not a valid HTTP header"),
+        ("https://example.com/x", {"headers": {"X-Name": "a\r\nb"}}, "not a valid HTTP header"),
     ],
 )
 def test_a_bad_webhook_is_refused_with_what_to_fix(acme, url, options, words):

@@ -17,6 +17,12 @@ from charter.errors import SideEffectInvalidError
 from ..workers import running_worker
 
 
+def datetime_in(seconds: float) -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
 def _until(check: Any, timeout: float = 30) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -109,7 +115,10 @@ def test_the_runner_is_security_invoker_and_the_handlers_definer(conn):
 
 
 def test_a_validation_failure_is_recorded_once_and_never_retried(acme, engine, sql):
-    task = acme.tasks.enqueue("db_function", {"db_function": "charter.no_such_function"})
+    # The supervisor refuses a send that does not exist (a validation failure).
+    task = acme.tasks.enqueue(
+        "db_function", {"db_function": "charter.send_email_supervisor", "send_email_task_id": 999}
+    )
     _until(lambda: sql("SELECT status FROM charter.side_effects WHERE id = %s", task)
            == [("completed",)])  # fmt: skip
     [(attempts, response)] = sql(
@@ -119,39 +128,62 @@ def test_a_validation_failure_is_recorded_once_and_never_retried(acme, engine, s
     [(stage, error, context)] = sql(
         "SELECT stage, error, context FROM charter.task_errors WHERE task_id = %s", task
     )
-    assert stage == "db_function" and "no function charter.no_such_function(jsonb)" in error
-    assert context["kind"] == "validation"
+    assert (stage, error, context["kind"]) == (
+        "db_function",
+        "no send_email_task 999",
+        "validation",
+    )
 
 
-def test_a_function_that_raises_is_rolled_back_and_reported_as_an_error(acme, engine, sql):
+def test_a_function_that_raises_is_rolled_back_and_retried_then_dead(acme, engine, sql):
     sql(
-        """CREATE FUNCTION public.charter_test_boom(p jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+        """CREATE FUNCTION public.charter_test_boom(p jsonb) RETURNS jsonb LANGUAGE plpgsql
+           SECURITY DEFINER SET search_path = '' AS $$
            BEGIN
                INSERT INTO charter.task_errors (org_id, stage, error) VALUES ('acme', 'x', 'kept?');
                RAISE EXCEPTION 'boom %%', p->>'n';
            END $$"""
     )
+    sql("GRANT EXECUTE ON FUNCTION public.charter_test_boom(jsonb) TO charter_worker")
     task = acme.tasks.enqueue("db_function", {"db_function": "public.charter_test_boom", "n": 7})
     _until(lambda: sql("SELECT status FROM charter.side_effects WHERE id = %s", task)
-           == [("completed",)])  # fmt: skip
-    [(stage, error, context)] = sql(
-        "SELECT stage, error, context FROM charter.task_errors WHERE task_id = %s", task
-    )
-    assert (stage, context["kind"]) == ("db_function", "error") and "boom 7" in error
+           == [("dead_letter",)])  # fmt: skip
+    errors = sql("SELECT stage, error, context FROM charter.task_errors WHERE task_id = %s", task)
+    assert len(errors) == 3  # an operational error is tried again, three attempts in all
+    assert all(stage == "db_function" and "boom 7" in error and context["kind"] == "error"
+               for stage, error, context in errors)  # fmt: skip
     assert sql("SELECT count(*) FROM charter.task_errors WHERE error = 'kept?'") == [(0,)]
+    assert acme.dead_letters.list() == []  # a task's dead letter is its supervisor's business
 
 
 def test_a_scheduled_task_waits_for_its_time(acme, engine, sql):
     from datetime import UTC, datetime
 
     later = datetime.now(UTC) + timedelta(seconds=1.5)
-    task = acme.tasks.enqueue("db_function", {"db_function": "charter.nothing"}, at=later)
+    task = acme.tasks.enqueue(
+        "db_function",
+        {"db_function": "charter.send_email_supervisor", "send_email_task_id": 0},
+        at=later,
+    )
     time.sleep(0.5)
     assert sql("SELECT status FROM charter.side_effects WHERE id = %s", task) == [("pending",)]
     _until(lambda: sql("SELECT status FROM charter.side_effects WHERE id = %s", task)
            == [("completed",)])  # fmt: skip
     [(dequeued,)] = sql("SELECT dequeued_at FROM charter.side_effects WHERE id = %s", task)
     assert dequeued >= later
+
+
+def test_a_payload_cannot_reach_another_orgs_facts(acme, db_url, engine, sql):
+    send_id = acme.tasks.send_email("ana@example.com", "s", "b", at=datetime_in(3600))
+    with Client(db_url, org_id="globex") as globex:
+        forged = globex.tasks.enqueue("db_function", {
+            "db_function": "charter.record_email_success",
+            "original_payload": {"send_email_task_id": send_id, "attempt": 1},
+        })  # fmt: skip
+        _until(lambda: sql("SELECT status FROM charter.side_effects WHERE id = %s", forged)
+               == [("completed",)])  # fmt: skip
+    assert sql("SELECT count(*) FROM charter.send_email_task_succeeded") == [(0,)]
+    assert acme.tasks.email_status(send_id).state == "sending"
 
 
 @pytest.mark.parametrize(
@@ -161,6 +193,13 @@ def test_a_scheduled_task_waits_for_its_time(acme, engine, sql):
         ("db_function", {"id": 1}, 'name its function in "db_function"'),
         ("email", {"send_email_task_id": 1}, "before_handler"),
         ("db_function", [1, 2], "JSON object"),
+        ("db_function", {"db_function": "charter.no_such_function"}, "may run"),
+        ("db_function", {"db_function": "charter.mutate"}, "may run"),  # not (jsonb), not granted
+        (
+            "email",
+            {"before_handler": "charter.get_email_payload", "error_handler": "public.missing"},
+            "public.missing",
+        ),
     ],
 )
 def test_a_malformed_task_is_refused_with_what_to_fix(acme, task_type, payload, words):

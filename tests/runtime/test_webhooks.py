@@ -132,3 +132,31 @@ def test_a_receiver_that_does_not_answer_in_time_is_retried(acme, db_url, receiv
     attempts = receiver.to("/hooks/T1")
     assert len(attempts) == 2
     assert attempts[0]["headers"]["Idempotency-Key"] == attempts[1]["headers"]["Idempotency-Key"]
+
+
+def test_a_slow_receiver_keeps_its_lease_and_is_sent_once(acme, db_url, receiver, monkeypatch):
+    # The receiver takes 3 s; the lease is 1 s: the worker renews it while it waits, so no
+    # other worker (and no later claim) sends the webhook again.
+    _publish(acme, receiver.url, failed_edge=True)
+    receiver.script["/hooks/L1"] = [(200, {}, 3.0)]
+    with (
+        running_worker(db_url, poll_interval=0.05, lease_seconds=1),
+        running_worker(db_url, poll_interval=0.05, lease_seconds=1),
+    ):
+        doc = _open(acme, "L1")
+        deadline = time.monotonic() + 30
+        while acme.documents.wait(doc.id, timeout=30).state != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert len(receiver.to("/hooks/L1")) == 1
+
+
+def test_a_header_charter_sets_itself_is_refused_when_published(acme, receiver):
+    from charter.errors import ContractError
+
+    contract = defs.contract("notice", {"code": "string"})
+    nodes = [("send", "webhook_out", {"url": receiver.url + "/x",
+                                      "headers": {"Idempotency-Key": "mine"}})]  # fmt: skip
+    acme.definitions.publish(contract)
+    with pytest.raises(ContractError, match="set by charter"):
+        acme.definitions.publish(contract, defs.org_definition("notice", nodes, []))

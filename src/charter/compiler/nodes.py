@@ -222,12 +222,19 @@ def _wait_event(c: _Config) -> dict[str, Any]:
     return out
 
 
+# Headers charter sets on every webhook itself.
+_CHARTER_HEADERS = ("content-type", "content-length", "idempotency-key", "host")
+
+
 def _webhook_out(c: _Config) -> dict[str, Any]:
     c.only("url", "method", "payloadTemplate", "headers")
     url = c.template("url", c.config.get("url"))
     if not re.match(r"^https?://", url):
         _fail(c.node_id, f"url {url!r} must start with https:// (or http://)")
     payload = c.config.get("payloadTemplate", {})
+    for name in c.config.get("headers") or {}:
+        if str(name).lower() in _CHARTER_HEADERS or str(name).lower().startswith("x-charter-"):
+            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
     return {
         "url": url,
         "method": c.choice("method", ("POST", "PUT", "PATCH"), "POST"),

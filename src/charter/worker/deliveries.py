@@ -74,11 +74,22 @@ class SideEffectDelivery:
     dead_lettered: int = 0
     tasks_run: int = 0
     _tasks: TaskRunner | None = field(default=None, repr=False)
+    _inflight: set[int] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         self._tasks = TaskRunner(self.store, self.worker_id, self.channels)
 
     async def run(self, stopping: asyncio.Event, wake: asyncio.Event, poll_interval: float) -> None:
+        keeping = asyncio.create_task(self._keep_leases(stopping), name="charter-outbox-leases")
+        try:
+            await self._deliver(stopping, wake, poll_interval)
+        finally:
+            keeping.cancel()
+            await asyncio.gather(keeping, return_exceptions=True)
+
+    async def _deliver(
+        self, stopping: asyncio.Event, wake: asyncio.Event, poll_interval: float
+    ) -> None:
         backoff = Backoff()
         while not stopping.is_set():
             try:
@@ -117,7 +128,35 @@ class SideEffectDelivery:
     async def close(self) -> None:
         await self.channels.close()
 
+    async def _keep_leases(self, stopping: asyncio.Event) -> None:
+        """Renews the leases of the rows being sent, so a slow receiver (or a notification to
+        many recipients) never lets another worker send them again."""
+        interval = max(self.lease_seconds / 3, 0.5)
+        while not stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), interval)
+            if not self._inflight:
+                continue
+            try:
+                await self.store.execute(
+                    Call(
+                        "extend_side_effect_leases",
+                        {"worker_id": self.worker_id, "ids": sorted(self._inflight),
+                         "lease_seconds": self.lease_seconds},
+                        first_value,
+                    )
+                )  # fmt: skip
+            except Exception:  # the next round tries again; a lost lease is only a resend
+                log.exception("renewing side-effect leases failed")
+
     async def _answer(self, row: dict[str, Any]) -> None:
+        self._inflight.add(row["id"])
+        try:
+            await self._answer_row(row)
+        finally:
+            self._inflight.discard(row["id"])
+
+    async def _answer_row(self, row: dict[str, Any]) -> None:
         if row["kind"] == "task":
             assert self._tasks is not None
             outcome = await self._tasks.run(row)
@@ -133,15 +172,9 @@ class SideEffectDelivery:
             self._count(row, result, None)
             return
         elif row["effectType"] == "notification":
-            outcome = await self._notify(row)
+            outcome = await self._send(row)
         else:
-            outcome = await self.channels.webhook.send(
-                row["request"],
-                key=row["idempotencyKey"],
-                secret=row["secret"],
-                effect_id=row["id"],
-                attempt=row["attempt"],
-            )
+            outcome = await self._send(row)
         result = await self.store.execute(
             Call(
                 "finish_side_effect",
@@ -151,6 +184,23 @@ class SideEffectDelivery:
             )
         )
         self._count(row, result, outcome)
+
+    async def _send(self, row: dict[str, Any]) -> Outcome:
+        """An effect sent; whatever goes wrong in charter's own code is this row's final
+        answer (with what happened), never a row left processing."""
+        try:
+            if row["effectType"] == "notification":
+                return await self._notify(row)
+            return await self.channels.webhook.send(
+                row["request"],
+                key=row["idempotencyKey"],
+                secret=row["secret"],
+                effect_id=row["id"],
+                attempt=row["attempt"],
+            )
+        except Exception as exc:
+            log.exception("side effect %s could not be sent", row["id"])
+            return refused(f"{type(exc).__name__}: {exc}", retry=False)
 
     async def _notify(self, row: dict[str, Any]) -> Outcome:
         """An email or SMS notification: one message per recipient; those reached on an

@@ -1,14 +1,16 @@
 """Seed 003's tasks, run once each by the worker (its "worker lifecycle"):
 
-* ``db_function`` — ``charter.run_function(payload.db_function, payload)``; a validation
-  failure or an error is appended to ``charter.task_errors``;
+* ``db_function`` — ``charter.run_function(payload.db_function, payload)``;
 * ``email`` / ``sms`` / ``webhook`` — the ``before_handler`` builds what to send; the worker
-  sends it; then ``success_handler`` with ``{original_payload, worker_payload}`` or
-  (after appending the error) ``error_handler`` with ``{original_payload, error}``.
+  sends it; then ``success_handler`` with ``{original_payload, worker_payload}``, or, when
+  nothing was sent (the before handler refused, or the send failed), ``error_handler``
+  with ``{original_payload, error}`` — so the supervisor always sees the attempt end.
 
-The worker never enqueues and never retries: the handlers record facts and the supervisor
-decides. Every function is called through the SECURITY INVOKER runner, so the worker's role
-needs EXECUTE on each (seed 003 grants).
+Validation failures and errors are appended to ``charter.task_errors``. The worker never
+enqueues. It runs a task once, except that a function's operational ``error`` (not a
+validation failure) is tried again a few times by the queue, as seed 003 asks of errors.
+Every function is called through the SECURITY INVOKER runner, scoped to the task's org,
+so the worker's role needs EXECUTE on each (seed 003 grants).
 """
 
 from __future__ import annotations
@@ -32,42 +34,55 @@ class TaskRunner:
         self.store, self.worker_id, self.channels = store, worker_id, channels
 
     async def run(self, task: dict[str, Any]) -> Outcome:
-        """Runs a claimed task; the outcome is what the task row keeps as its result."""
+        """Runs a claimed task; the outcome is what the task row keeps as its result
+        (``retry`` when a function failed with an operational error)."""
         payload: dict[str, Any] = task["request"]
         if task["effectType"] == "db_function":
-            result = await self.call(payload.get("db_function", ""), payload)
+            result = await self.call(task, payload.get("db_function", ""), payload)
             if not result.get("success"):
                 await self._error(task, "db_function", result)
-            return {"ok": bool(result.get("success")), "result": result, **_error_of(result)}
-        before = await self.call(payload.get("before_handler", ""), payload)
-        if not before.get("success"):
+            return _outcome(result)
+        before = await self.call(task, payload.get("before_handler", ""), payload)
+        if before.get("success"):
+            outcome = await self._send(task, before.get("payload") or {})
+            if not outcome["ok"]:
+                await self._error(task, "send", {"error": outcome["error"]})
+        else:
             await self._error(task, "before_handler", before)
-            return {"ok": False, "result": before, **_error_of(before)}
-        outcome = await self._send(task, before.get("payload") or {})
+            outcome = _outcome(before)
         if outcome["ok"]:
             handler, stage = payload.get("success_handler"), "success_handler"
             argument = {"original_payload": payload, "worker_payload": outcome.get("response")}
         else:
-            await self._error(task, "send", {"error": outcome["error"]})
             handler, stage = payload.get("error_handler"), "error_handler"
-            argument = {"original_payload": payload, "error": outcome["error"]}
+            argument = {"original_payload": payload, "error": outcome.get("error", "failed")}
         if handler:
-            result = await self.call(handler, argument)
+            result = await self.call(task, handler, argument)
             if not result.get("success"):
                 await self._error(task, stage, result)
-        return outcome
+                if result.get("error"):  # the fact was not recorded: try the task again
+                    return {**outcome, "ok": False, "retry": True, "error": result["error"]}
+        # The send's own failure is the supervisor's to retry (it has the failure fact).
+        return {**outcome, "retry": False} if not outcome["ok"] else outcome
 
-    async def call(self, function: str, payload: dict[str, Any]) -> dict[str, Any]:
+    async def call(
+        self, task: dict[str, Any], function: str, payload: dict[str, Any]
+    ) -> dict[str, Any]:
         # Not retry_safe: the function may have done its work before the connection dropped.
-        call = Call(
-            "run_function", {"name": function, "payload": Jsonb(payload)}, first_value, False
-        )
-        result = await self.store.execute(call)
+        params = {"name": function, "payload": Jsonb(payload), "org_id": task["orgId"]}
+        result = await self.store.execute(Call("run_function", params, first_value, False))
         if isinstance(result, dict):
             return dict(result)
         return {"success": False, "error": f"{function} returned {result!r}"}
 
     async def _send(self, task: dict[str, Any], message: dict[str, Any]) -> Outcome:
+        try:
+            return await self._send_message(task, message)
+        except Exception as exc:  # e.g. a line break in a subject: final, with the reason
+            log.exception("task %s could not be sent", task["id"])
+            return refused(f"{type(exc).__name__}: {exc}", retry=False)
+
+    async def _send_message(self, task: dict[str, Any], message: dict[str, Any]) -> Outcome:
         key = str(message.get("idempotency_key") or task["idempotencyKey"])
         channel = task["effectType"]
         if channel == "webhook":
@@ -106,6 +121,13 @@ class TaskRunner:
         )
 
 
-def _error_of(result: dict[str, Any]) -> dict[str, Any]:
-    error = result.get("error") or result.get("validation_failure_message")
-    return {"error": str(error)} if error else {}
+def _outcome(result: dict[str, Any]) -> Outcome:
+    """A function's envelope as the task's outcome: an operational error is retried, a
+    validation failure is not."""
+    if result.get("success"):
+        return {"ok": True, "result": result}
+    if result.get("validation_failure_message"):
+        return {"ok": False, "retry": False, "result": result,
+                "error": str(result["validation_failure_message"])}  # fmt: skip
+    return {"ok": False, "retry": True, "result": result,
+            "error": str(result.get("error") or "failed")}  # fmt: skip

@@ -302,7 +302,10 @@ SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jso
 SELECT charter.webhook_secret(%(org_id)s);
 
 -- name: run_function
-SELECT charter.run_function(%(name)s, %(payload)s::jsonb);
+SELECT charter.run_function(%(name)s, %(payload)s::jsonb, %(org_id)s);
+
+-- name: extend_side_effect_leases
+SELECT charter.extend_side_effect_leases(%(worker_id)s, %(ids)s::bigint[], %(lease_seconds)s);
 
 -- name: record_task_error
 SELECT charter.record_task_error(%(task_id)s, %(worker_id)s, %(stage)s, %(error)s, %(context)s::jsonb);

@@ -60,9 +60,10 @@ class WebhookSender:
             response = await self._client.request(
                 request.get("method", "POST"), url, content=body, headers=headers
             )
-        except httpx.HTTPError as exc:  # refused, reset, timed out, bad URL …
-            permanent = isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol)
-            return refused(f"{type(exc).__name__}: {exc} ({url})", retry=not permanent)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:  # never passes later
+            return refused(f"{type(exc).__name__}: {exc} ({url})", retry=False)
+        except httpx.HTTPError as exc:  # refused, reset, timed out …
+            return refused(f"{type(exc).__name__}: {exc} ({url})", retry=True)
         evidence = {
             "status": response.status_code,
             "headers": {k: v for k, v in response.headers.items() if k in _KEPT_HEADERS},

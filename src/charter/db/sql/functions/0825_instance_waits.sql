@@ -265,10 +265,12 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    -- The wait of this effect only (a re-driven effect may outlive its node's round).
     UPDATE charter.instance_waits AS w
        SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id, 'response', p_response)),
            due_at = now()
-     WHERE w.run_id = v_effect.run_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery';
+     WHERE w.run_id = v_effect.run_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery'
+       AND w.detail->>'idempotencyKey' = v_effect.idempotency_key;
     PERFORM pg_notify('charter_events', v_effect.org_id);
     RETURN true;
 END;

@@ -63,9 +63,10 @@ BEGIN
         PERFORM charter._dead_letter(v_stuck, v_error, v_stuck.response);
         -- A task's error handler still records the failure as a fact, so its supervisor
         -- sees the attempt end.
-        IF v_stuck.kind = 'task' AND coalesce(v_stuck.request->>'error_handler', '') <> '' THEN
+        IF v_stuck.kind = 'task' AND charter._worker_may_run(v_stuck.request->>'error_handler') THEN
             PERFORM charter.run_function(v_stuck.request->>'error_handler',
-                                         jsonb_build_object('original_payload', v_stuck.request, 'error', v_error));
+                                         jsonb_build_object('original_payload', v_stuck.request, 'error', v_error),
+                                         v_stuck.org_id);
         END IF;
     END LOOP;
     RETURN QUERY
@@ -127,7 +128,8 @@ BEGIN
                    'effectId', p_effect.id, 'error', p_error, 'attempts', p_effect.attempts,
                    'response', p_response)),
                due_at = now()
-         WHERE w.run_id = p_effect.run_id AND w.node_id = p_effect.node_id AND w.kind = 'delivery';
+         WHERE w.run_id = p_effect.run_id AND w.node_id = p_effect.node_id AND w.kind = 'delivery'
+           AND w.detail->>'idempotencyKey' = p_effect.idempotency_key;
         PERFORM pg_notify('charter_events', p_effect.org_id);
     END IF;
 END;
@@ -152,8 +154,15 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
-    IF v_effect.kind = 'task' THEN
+    IF v_effect.kind = 'task' AND NOT (coalesce((p_outcome->>'retry')::boolean, false)
+                                       AND v_effect.attempts < v_effect.max_attempts) THEN
         -- Run once: what came of it is in the facts its handlers recorded (and task_errors).
+        -- Only an operational error (a function's "error", not a validation failure) is
+        -- tried again, a few times, before the task is a dead letter.
+        IF coalesce((p_outcome->>'retry')::boolean, false) THEN
+            PERFORM charter._dead_letter(v_effect, p_outcome->>'error', p_outcome);
+            RETURN 'dead_letter';
+        END IF;
         UPDATE charter.side_effects AS x
            SET status = 'completed', completed_at = now(), response = p_outcome,
                error = CASE WHEN (p_outcome->>'ok')::boolean THEN NULL ELSE p_outcome->>'error' END
@@ -175,6 +184,37 @@ BEGIN
     END IF;
     PERFORM charter._dead_letter(v_effect, p_outcome->>'error', p_outcome->'response');
     RETURN 'dead_letter';
+END;
+$$;
+
+-- Headers a webhook may carry: printable ASCII, and none of those charter sets itself.
+CREATE OR REPLACE FUNCTION charter._check_webhook_headers(p_headers jsonb)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_name  text;
+    v_value jsonb;
+BEGIN
+    IF jsonb_typeof(coalesce(p_headers, '{}'::jsonb)) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH060', MESSAGE = 'Webhook headers must be an object of names to values',
+            HINT = 'Pass headers={"X-Name": "value"}.';
+    END IF;
+    FOR v_name, v_value IN SELECT * FROM jsonb_each(coalesce(p_headers, '{}'::jsonb)) LOOP
+        IF lower(v_name) IN ('content-type', 'content-length', 'idempotency-key', 'host')
+           OR lower(v_name) LIKE 'x-charter-%' THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH060',
+                MESSAGE = format('Webhook header %s is set by charter', v_name),
+                HINT = 'Leave it out: charter sends Content-Type, Idempotency-Key and the X-Charter-* headers itself.';
+        END IF;
+        IF v_name !~ '^[!#$%&''*+.^_`|~0-9A-Za-z-]+$' OR (v_value #>> '{}') !~ '^[ -~]*$' THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH060',
+                MESSAGE = format('Webhook header %L: %L is not a valid HTTP header', v_name, v_value #>> '{}'),
+                HINT = 'Header names are tokens; values printable ASCII without line breaks.';
+        END IF;
+    END LOOP;
 END;
 $$;
 
@@ -203,15 +243,12 @@ BEGIN
             MESSAGE = format('A webhook is sent with POST, PUT or PATCH, not %L', p_method),
             HINT = 'Use method="POST" (the default), "PUT" or "PATCH".';
     END IF;
-    IF p_max_attempts NOT BETWEEN 1 AND 50 THEN
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 50 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH060',
             MESSAGE = format('max_attempts must be between 1 and 50, not %s', p_max_attempts),
             HINT = 'The default, 8, retries for about two minutes with backoff.';
     END IF;
-    IF jsonb_typeof(coalesce(p_headers, '{}'::jsonb)) <> 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH060', MESSAGE = 'Webhook headers must be an object of names to values',
-            HINT = 'Pass headers={"X-Name": "value"}.';
-    END IF;
+    PERFORM charter._check_webhook_headers(p_headers);
     INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
     VALUES (v_org, 'side_effects', 'app:' || v_key) ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
@@ -265,4 +302,20 @@ SET search_path = ''
 AS $$
     SELECT charter._side_effect_json(x) FROM charter.side_effects AS x
      WHERE x.org_id = charter._acting_org(p_org_id) AND x.id = p_id
+$$;
+
+-- Keeps the rows a worker is still sending its own (a slow receiver must not let another
+-- worker send them again); returns the ids still held.
+CREATE OR REPLACE FUNCTION charter.extend_side_effect_leases(p_worker_id text, p_ids bigint[], p_lease_seconds integer)
+RETURNS bigint[]
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    WITH held AS (
+        UPDATE charter.side_effects AS x SET next_retry_at = now() + make_interval(secs => p_lease_seconds)
+         WHERE x.id = ANY (p_ids) AND x.status = 'processing' AND x.worker_id = p_worker_id
+        RETURNING x.id
+    )
+    SELECT coalesce(array_agg(h.id ORDER BY h.id), '{}') FROM held AS h
 $$;

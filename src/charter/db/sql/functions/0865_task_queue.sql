@@ -14,6 +14,7 @@ AS $$
 DECLARE
     v_org text := charter._acting_org(p_org_id);
     v_id  bigint;
+    v_bad text;
 BEGIN
     IF p_task_type IS NULL OR p_task_type NOT IN ('db_function', 'email', 'sms', 'webhook') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH060',
@@ -34,6 +35,15 @@ BEGIN
             MESSAGE = format('A %s task''s payload must name its before_handler', p_task_type),
             HINT = 'The before handler returns what to send (seed 003: {"success": true, "payload": {...}}).';
     END IF;
+    SELECT f.name INTO v_bad FROM (VALUES (p_payload->>'db_function'), (p_payload->>'before_handler'),
+                                          (p_payload->>'success_handler'), (p_payload->>'error_handler')) AS f(name)
+     WHERE f.name IS NOT NULL AND NOT charter._worker_may_run(f.name)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH060',
+            MESSAGE = format('%s is not a function charter_worker may run', v_bad),
+            HINT = 'Name a schema.function(jsonb) RETURNS jsonb, SECURITY DEFINER, with GRANT EXECUTE ... TO charter_worker.';
+    END IF;
     v_id := nextval('charter.side_effects_id_seq');
     INSERT INTO charter.side_effects (id, org_id, kind, effect_type, request, idempotency_key, max_attempts,
                                       next_retry_at)
@@ -43,6 +53,28 @@ BEGIN
         PERFORM pg_notify('charter_events', v_org);
     END IF;
     RETURN v_id;
+END;
+$$;
+
+-- Whether a task may name this function: schema.function(jsonb) RETURNS jsonb, SECURITY
+-- DEFINER, and charter_worker may execute it.
+CREATE OR REPLACE FUNCTION charter._worker_may_run(p_function_name text)
+RETURNS boolean
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_proc regprocedure;
+BEGIN
+    IF coalesce(p_function_name, '') !~ '^[A-Za-z_][A-Za-z0-9_$]*\.[A-Za-z_][A-Za-z0-9_$]*$' THEN
+        RETURN false;
+    END IF;
+    v_proc := to_regprocedure(p_function_name || '(jsonb)');
+    RETURN v_proc IS NOT NULL
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p
+                    WHERE p.oid = v_proc AND p.prosecdef AND p.prorettype = 'jsonb'::regtype)
+       AND has_function_privilege('charter_worker', v_proc, 'EXECUTE');
 END;
 $$;
 
@@ -64,8 +96,10 @@ $$;
 -- The function runner (seed 003): SECURITY INVOKER, so the caller's own EXECUTE grant on
 -- the target decides. The target takes the whole payload (jsonb) and returns the result
 -- envelope {"success", "error", "validation_failure_message", "payload"}. An exception in
--- the target rolls back its work and comes back as {"success": false, "error": ...}.
-CREATE OR REPLACE FUNCTION charter.run_function(p_function_name text, p_payload jsonb)
+-- the target rolls back its work and comes back as {"success": false, "error": ...}. With
+-- p_org_id the call is scoped to the task's org (charter.org_id), which handlers check, so
+-- a payload can never reach another org's rows.
+CREATE OR REPLACE FUNCTION charter.run_function(p_function_name text, p_payload jsonb, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY INVOKER
@@ -98,6 +132,9 @@ BEGIN
         RETURN jsonb_build_object('success', false, 'validation_failure_message',
             format('role %s may not execute %s: GRANT EXECUTE ON FUNCTION %s TO charter_worker', current_user,
                    v_proc, v_proc));
+    END IF;
+    IF p_org_id IS NOT NULL THEN
+        PERFORM set_config('charter.org_id', p_org_id, true);
     END IF;
     BEGIN
         EXECUTE format('SELECT %I.%I($1)', v_schema, v_name) INTO v_result USING p_payload;

@@ -2,6 +2,8 @@
 -- reads append-only facts, schedules one email attempt at a time (at most max_attempts),
 -- enqueues itself again, and stops at the success fact or when out of attempts or time.
 -- The handlers record the attempt's outcome as facts; uniqueness makes each at most once.
+-- Each reads only rows of the org the worker's call is scoped to (charter.org_id, set by
+-- run_function from the task's org): a payload naming another org's id finds nothing.
 
 -- Facts (input).
 CREATE OR REPLACE FUNCTION charter.has_send_email_task_succeeded(p_send_email_task_id bigint)
@@ -53,7 +55,9 @@ DECLARE
     v_task_id   bigint;
 BEGIN
     SELECT * INTO v_task FROM charter.send_email_tasks AS t
-     WHERE t.id = (p_payload->>'send_email_task_id')::bigint FOR UPDATE;
+     WHERE t.id = (p_payload->>'send_email_task_id')::bigint
+       AND t.org_id = current_setting('charter.org_id', true)
+       FOR UPDATE;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('success', false, 'validation_failure_message',
             format('no send_email_task %s', coalesce(p_payload->>'send_email_task_id', '(missing)')));
@@ -107,7 +111,8 @@ DECLARE
 BEGIN
     SELECT m.* INTO v_message FROM charter.send_email_tasks AS t
       JOIN charter.email_messages AS m ON m.id = t.email_message_id
-     WHERE t.id = (p_payload->>'send_email_task_id')::bigint;
+     WHERE t.id = (p_payload->>'send_email_task_id')::bigint
+       AND t.org_id = current_setting('charter.org_id', true);
     IF NOT FOUND THEN
         RETURN jsonb_build_object('success', false, 'validation_failure_message',
             format('no email for send_email_task %s', coalesce(p_payload->>'send_email_task_id', '(missing)')));
@@ -133,7 +138,8 @@ DECLARE
 BEGIN
     INSERT INTO charter.send_email_task_succeeded (org_id, send_email_task_id, attempt, provider_response)
     SELECT t.org_id, t.id, (v_original->>'attempt')::integer, coalesce(p_payload->'worker_payload', '{}'::jsonb)
-      FROM charter.send_email_tasks AS t WHERE t.id = (v_original->>'send_email_task_id')::bigint
+      FROM charter.send_email_tasks AS t
+     WHERE t.id = (v_original->>'send_email_task_id')::bigint AND t.org_id = current_setting('charter.org_id', true)
     ON CONFLICT DO NOTHING;
     RETURN jsonb_build_object('success', true);
 END;
@@ -150,7 +156,8 @@ DECLARE
 BEGIN
     INSERT INTO charter.send_email_task_failed (org_id, send_email_task_id, attempt, error)
     SELECT t.org_id, t.id, (v_original->>'attempt')::integer, coalesce(p_payload->>'error', 'unknown error')
-      FROM charter.send_email_tasks AS t WHERE t.id = (v_original->>'send_email_task_id')::bigint
+      FROM charter.send_email_tasks AS t
+     WHERE t.id = (v_original->>'send_email_task_id')::bigint AND t.org_id = current_setting('charter.org_id', true)
     ON CONFLICT DO NOTHING;
     RETURN jsonb_build_object('success', true);
 END;
@@ -199,8 +206,10 @@ BEGIN
     END IF;
     INSERT INTO charter.email_messages (org_id, recipient, subject, body)
     VALUES (v_org, p_to, coalesce(p_subject, ''), coalesce(p_body, '')) RETURNING id INTO v_message;
-    INSERT INTO charter.send_email_tasks (org_id, email_message_id, max_attempts, recheck_after)
-    VALUES (v_org, v_message, p_max_attempts, p_recheck_after) RETURNING id INTO v_task;
+    -- Sending gives up a day after it was due (not after it was asked for).
+    INSERT INTO charter.send_email_tasks (org_id, email_message_id, max_attempts, recheck_after, give_up_at)
+    VALUES (v_org, v_message, p_max_attempts, p_recheck_after, coalesce(p_scheduled_at, now()) + interval '1 day')
+    RETURNING id INTO v_task;
     PERFORM charter.kickoff_send_email_task(v_task, p_scheduled_at);
     RETURN v_task;
 END;

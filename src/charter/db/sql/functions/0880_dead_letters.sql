@@ -10,7 +10,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
     SELECT charter._side_effect_json(x) FROM charter.side_effects AS x
-     WHERE x.org_id = charter._acting_org(p_org_id) AND x.status = 'dead_letter'
+     WHERE x.org_id = charter._acting_org(p_org_id) AND x.status = 'dead_letter' AND x.kind = 'effect'
      ORDER BY x.completed_at DESC, x.id DESC
      LIMIT greatest(1, least(coalesce(p_limit, 100), 10000))
 $$;
@@ -25,7 +25,8 @@ DECLARE
 BEGIN
     SELECT i INTO v_missing FROM unnest(p_ids) AS i
      WHERE NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
-                        WHERE x.org_id = p_org_id AND x.id = i AND x.status = 'dead_letter')
+                        WHERE x.org_id = p_org_id AND x.id = i AND x.status = 'dead_letter'
+                          AND x.kind = 'effect')
      LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH061',

@@ -22,8 +22,8 @@ GRANT EXECUTE ON FUNCTION
     charter.claim_document_events, charter.apply_document_events, charter.fire_due_waits,
     charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
     charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules,
-    charter.claim_side_effects, charter.finish_side_effect, charter.deliver_in_app,
-    charter.run_maintenance
+    charter.claim_side_effects, charter.finish_side_effect, charter.extend_side_effect_leases,
+    charter.deliver_in_app, charter.run_maintenance
 TO charter_worker;
 
 -- Seed 003's queue: dequeue and complete (finish_side_effect), the runner, error records,
@@ -62,7 +62,7 @@ TO charter_app;
 -- the dead letter queue.
 GRANT EXECUTE ON FUNCTION
     charter.enqueue_webhook, charter.get_side_effect, charter.enqueue_task, charter.send_email,
-    charter.kickoff_send_email_task, charter.send_email_status, charter.list_notifications,
+    charter.send_email_status, charter.list_notifications,
     charter.mark_notifications_read, charter.list_dead_letters, charter.retry_side_effects,
     charter.drop_side_effects
 TO charter_app;

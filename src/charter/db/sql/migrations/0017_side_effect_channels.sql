@@ -18,6 +18,8 @@ ALTER TABLE charter.side_effects ADD CONSTRAINT effect_type_is_known
     CHECK (effect_type IN ('webhook', 'notification', 'email', 'sms', 'db_function'));
 CREATE INDEX side_effects_dead_letter_idx ON charter.side_effects (org_id, completed_at)
     WHERE status = 'dead_letter';
+-- Answers find a row by its id alone (the primary key leads with created_at).
+CREATE INDEX side_effects_id_idx ON charter.side_effects (id);
 
 -- Operational errors of the worker and of handlers (seed 003 queues.error), append-only.
 CREATE TABLE charter.task_errors (

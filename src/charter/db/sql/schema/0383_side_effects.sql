@@ -36,3 +36,5 @@ CREATE INDEX side_effects_poll_idx ON charter.side_effects (next_retry_at, creat
 CREATE INDEX side_effects_run_idx ON charter.side_effects (run_id, node_id);
 CREATE INDEX side_effects_dead_letter_idx ON charter.side_effects (org_id, completed_at)
     WHERE status = 'dead_letter';
+-- Answers find a row by its id alone (the primary key leads with created_at).
+CREATE INDEX side_effects_id_idx ON charter.side_effects (id);
