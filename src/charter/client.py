@@ -50,10 +50,12 @@ from charter.operations import text_argument
 from charter.registry import AsyncRegistry, Registry
 from charter.side_effect_client import (
     AsyncDeadLetters,
+    AsyncHealth,
     AsyncNotifications,
     AsyncSideEffects,
     AsyncTasks,
     DeadLetters,
+    Health,
     Notifications,
     SideEffects,
     Tasks,
@@ -157,6 +159,11 @@ class Client:
     def dead_letters(self) -> DeadLetters:
         """Side effects out of attempts: list, retry (same idempotency key), drop."""
         return DeadLetters(self.store, self._state.org_id)
+
+    @property
+    def health(self) -> Health:
+        """Workflow health: figures, the stuck detector, nudge / rebuild / force-fail."""
+        return Health(self.store, self._state.org_id)
 
     @property
     def tasks(self) -> Tasks:
@@ -309,6 +316,10 @@ class AsyncClient:
     @property
     def dead_letters(self) -> AsyncDeadLetters:
         return AsyncDeadLetters(self.store, self._state.org_id)
+
+    @property
+    def health(self) -> AsyncHealth:
+        return AsyncHealth(self.store, self._state.org_id)
 
     @property
     def tasks(self) -> AsyncTasks:

@@ -71,6 +71,7 @@ The tree::
     │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
     │   ├── ApproversEmptyError           APPROVERS_EMPTY (an approval's approvers: nobody)
     │   ├── DeliveryFailedError           DELIVERY_FAILED (a side effect dead-lettered)
+    │   ├── StuckForceFailedError         STUCK_FORCE_FAILED (an admin failed a stuck one)
     │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
     ├── RuleNotFoundError             RULE_NOT_FOUND (the org's rule store)
@@ -83,6 +84,7 @@ The tree::
     ├── SideEffectInvalidError        SIDE_EFFECT_INVALID (a webhook, task or email to enqueue)
     ├── DeadLetterNotFoundError       DEAD_LETTER_NOT_FOUND (retry/drop of a non-dead letter)
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
+    ├── ApiKeyInvalidError            API_KEY_INVALID (a key for an unknown actor)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
@@ -736,3 +738,11 @@ class DeadLetterNotFoundError(CharterError, code="DEAD_LETTER_NOT_FOUND", sqlsta
 
 class NotificationNotFoundError(CharterError, code="NOTIFICATION_NOT_FOUND", sqlstate="CH062"):
     """No notification with that id for that user."""
+
+
+class ApiKeyInvalidError(CharterError, ValueError, code="API_KEY_INVALID", sqlstate="CH063"):
+    """An API key cannot be made for that actor (not in the org's directory, or malformed)."""
+
+
+class StuckForceFailedError(WorkflowRuntimeError, code="STUCK_FORCE_FAILED", sqlstate="CH064"):
+    """An admin failed an instance the stuck detector found (``retry_run`` resumes it)."""

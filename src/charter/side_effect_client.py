@@ -1,5 +1,6 @@
-"""``client.side_effects``, ``client.notifications``, ``client.dead_letters`` and
-``client.tasks``, sync and async, for the client's org (:mod:`charter.side_effects`)."""
+"""``client.side_effects``, ``client.notifications``, ``client.dead_letters``,
+``client.tasks`` and ``client.health``, sync and async, for the client's org
+(:mod:`charter.side_effects`, :mod:`charter.health`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 import psycopg
 
+from charter import health
 from charter import side_effects as ops
+from charter.health import HealthReport, StuckInstance
 from charter.side_effects import EmailSend, Notification, QueuedWebhook, SideEffect
 from charter.store import AsyncStore, Store
 
@@ -237,3 +240,51 @@ class AsyncTasks:
 
     async def email_status(self, send_id: int) -> EmailSend | None:
         return await self._store.perform(ops.send_email_status(self._org, send_id))
+
+
+class Health:
+    """Workflow health of the client's org: figures, the stuck detector, its ways out."""
+
+    def __init__(self, store: Store, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    def report(self, *, stuck_minutes: int = 10) -> HealthReport:
+        """Workers, queues, outboxes, dead letters, p95 step latency, stuck instances."""
+        return self._store.perform(health.health_report(self._org, stuck_minutes))
+
+    def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:
+        """Instances running with nothing queued, leased or waited for, idle ``minutes``."""
+        return self._store.perform(health.stuck_instances(self._org, minutes))
+
+    def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
+        """Have the engine run the instance again (re-enqueue its advance)."""
+        return self._store.perform(health.nudge_instance(self._org, run_id, actor))
+
+    def rebuild(self, run_id: str) -> bool:
+        """Rebuild the instance's projection from its evidence."""
+        return self._store.perform(health.rebuild_instance(self._org, run_id))
+
+    def force_fail(self, run_id: str, reason: str, *, actor: str | None = None) -> bool:
+        """Fail it (``STUCK_FORCE_FAILED``); ``client.retry(run_id)`` takes it up again."""
+        return self._store.perform(health.force_fail_instance(self._org, run_id, reason, actor))
+
+
+class AsyncHealth:
+    def __init__(self, store: AsyncStore, org_id: str) -> None:
+        self._store, self._org = store, org_id
+
+    async def report(self, *, stuck_minutes: int = 10) -> HealthReport:
+        return await self._store.perform(health.health_report(self._org, stuck_minutes))
+
+    async def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:
+        return await self._store.perform(health.stuck_instances(self._org, minutes))
+
+    async def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
+        return await self._store.perform(health.nudge_instance(self._org, run_id, actor))
+
+    async def rebuild(self, run_id: str) -> bool:
+        return await self._store.perform(health.rebuild_instance(self._org, run_id))
+
+    async def force_fail(self, run_id: str, reason: str, *, actor: str | None = None) -> bool:
+        op = health.force_fail_instance(self._org, run_id, reason, actor)
+        return await self._store.perform(op)

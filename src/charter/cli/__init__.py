@@ -23,6 +23,7 @@ from charter.cli import (
     document_commands,
     flow_commands,
     misc_commands,
+    ops_commands,
     outbox_commands,
     run_commands,
 )
@@ -37,6 +38,7 @@ _GROUPS = (
     definition_commands,
     document_commands,
     outbox_commands,
+    ops_commands,
     db_commands,
 )
 

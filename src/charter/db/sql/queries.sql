@@ -348,3 +348,30 @@ SELECT charter.retry_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
 
 -- name: drop_side_effects
 SELECT charter.drop_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
+
+-- name: create_api_key
+SELECT charter.create_api_key(%(org_id)s, %(actor)s, %(label)s, %(created_by)s);
+
+-- name: list_api_keys
+SELECT charter.list_api_keys(%(org_id)s);
+
+-- name: revoke_api_key
+SELECT charter.revoke_api_key(%(id)s);
+
+-- name: authenticate_api_key
+SELECT charter.authenticate_api_key(%(key)s);
+
+-- name: health_report
+SELECT charter.health_report(%(org_id)s, %(minutes)s);
+
+-- name: stuck_instances
+SELECT charter.stuck_instances(%(org_id)s, %(minutes)s);
+
+-- name: nudge_instance
+SELECT charter.nudge_instance(%(org_id)s, %(run_id)s, %(actor)s);
+
+-- name: force_fail_instance
+SELECT charter.force_fail_instance(%(org_id)s, %(run_id)s, %(reason)s, %(actor)s);
+
+-- name: rebuild_instance
+SELECT charter.rebuild_instance(%(org_id)s, %(run_id)s);

@@ -66,6 +66,13 @@ GRANT EXECUTE ON FUNCTION
     charter.mark_notifications_read, charter.list_dead_letters, charter.retry_side_effects,
     charter.drop_side_effects
 TO charter_app;
+
+-- The ops surface (`charter serve` runs as the app): who a key is, the health figures, the
+-- stuck detector and its ways out. Making and revoking keys stays with the owner.
+GRANT EXECUTE ON FUNCTION
+    charter.authenticate_api_key, charter.health_report, charter.stuck_instances,
+    charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance
+TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,
     charter.directory_users, charter.directory_orgs, charter.workflow_instances

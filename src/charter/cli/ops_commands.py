@@ -1,0 +1,161 @@
+"""`charter keys create|list|revoke` (API keys for `charter serve`) and `charter doctor`
+(workflow health and the stuck detector, with its ways out)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import getpass
+
+from rich.markup import escape
+from rich.table import Table
+
+from charter import health
+from charter.cli.common import out, print_json, target
+from charter.cli.options import flag, option
+from charter.client import Client
+from charter.db import connection
+from charter.errors import ArgumentError
+from charter.store import perform
+
+
+def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    keys = commands.add_parser("keys", help="API keys for charter serve: create, list, revoke")
+    actions = keys.add_subparsers(title="keys commands", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="a key acting as one actor in one org (shown once)")
+    option(create, "--org", required=True, help="the key's org")
+    option(create, "--actor", required=True,
+           help="who the key acts as: a user of the org's directory, or service:NAME")  # fmt: skip
+    option(create, "--label", help="what the key is for (shown by keys list)")
+    create.set_defaults(handler=keys_create_command)
+    listing = actions.add_parser("list", help="keys (never their secrets), newest last")
+    option(listing, "--org", help="only this org's keys")
+    flag(listing, "--json", help="print them as JSON")
+    listing.set_defaults(handler=keys_list_command)
+    revoke = actions.add_parser("revoke", help="stop a key from working, at once")
+    revoke.add_argument("key_id", metavar="KEY_ID")
+    revoke.set_defaults(handler=keys_revoke_command)
+
+    doctor = commands.add_parser(
+        "doctor", help="workflow health of an org: queues, outboxes, dead letters, stuck instances"
+    )
+    option(doctor, "--org", default="default", help="the org to examine")
+    option(doctor, "--minutes", type=int, default=10,
+           help="an instance idle this long with nothing pending is stuck")  # fmt: skip
+    flag(doctor, "--json", help="print the report as JSON")
+    group = doctor.add_mutually_exclusive_group()
+    option(group, "--nudge", metavar="RUN_ID", help="have the engine run a stuck instance again")
+    option(group, "--rebuild", metavar="RUN_ID", help="rebuild an instance's projection")
+    option(group, "--force-fail", metavar="RUN_ID", help="fail a stuck instance (needs --reason)")
+    option(doctor, "--reason", help="why, for --force-fail (kept in the instance's error)")
+    doctor.set_defaults(handler=doctor_command)
+
+
+def keys_create_command(
+    *, database_url: str | None, org: str, actor: str, label: str | None
+) -> int:
+    with connection.connect(target(database_url)) as conn:
+        key = perform(conn, health.create_api_key(org, actor, label, getpass.getuser()))
+    out.print(
+        f"key {key.id} for {escape(key.actor)} in org {escape(key.org_id)} (shown once, "
+        f"keep it secret):\n{key.key}"
+    )
+    return 0
+
+
+def keys_list_command(*, database_url: str | None, org: str | None, json: bool) -> int:
+    with connection.connect(target(database_url)) as conn:
+        keys = perform(conn, health.list_api_keys(org))
+    if json:
+        print_json([dataclasses.asdict(k) for k in keys])
+        return 0
+    if not keys:
+        out.print("no API keys" + (f" in org {escape(org)}" if org else ""))
+        return 0
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "org", "actor", "label", "created", "last used", "revoked"):
+        table.add_column(column)
+    for k in keys:
+        table.add_row(
+            k.id, escape(k.org_id), escape(k.actor), escape(k.label or ""),
+            _when(k.created_at), _when(k.last_used_at), _when(k.revoked_at),
+        )  # fmt: skip
+    out.print(table)
+    return 0
+
+
+def keys_revoke_command(*, database_url: str | None, key_id: str) -> int:
+    with connection.connect(target(database_url)) as conn:
+        revoked = perform(conn, health.revoke_api_key(key_id))
+    if not revoked:
+        raise ArgumentError(f"no active key {key_id}; charter keys list shows them.")
+    out.print(f"key {key_id} revoked")
+    return 0
+
+
+def doctor_command(
+    *,
+    database_url: str | None,
+    org: str,
+    minutes: int,
+    json: bool,
+    nudge: str | None,
+    rebuild: str | None,
+    force_fail: str | None,
+    reason: str | None,
+) -> int:
+    if force_fail and not reason:
+        raise ArgumentError("--force-fail needs --reason: say why (it is kept with the instance).")
+    with Client(database_url, migrate=False, org_id=org) as client:
+        actor = f"cli:{getpass.getuser()}"
+        if nudge or rebuild or force_fail:
+            run_id = nudge or rebuild or force_fail or ""
+            if nudge:
+                done = client.health.nudge(run_id, actor=actor)
+            elif rebuild:
+                done = client.health.rebuild(run_id)
+            else:
+                done = client.health.force_fail(run_id, reason or "", actor=actor)
+            if not done:
+                raise ArgumentError(f"org {org} has no running instance {run_id}.")
+            out.print(f"{'nudged' if nudge else 'rebuilt' if rebuild else 'failed'}: {run_id}")
+            return 0
+        report = client.health.report(stuck_minutes=minutes)
+    if json:
+        print_json(report.raw)
+        return 0
+    events, effects = report.document_events, report.side_effects
+    p95 = report.step_latency_p95_ms
+    out.print(f"org {escape(org)}: {report.workers_alive} workers alive")
+    for queue in report.flow_queues:
+        age = queue.get("oldestReadySeconds")
+        out.print(
+            f"flow {escape(queue['flow'])} v{queue['version']}: {queue['ready']} ready, "
+            f"{queue['running']} running" + (f", oldest waiting {age:.0f}s" if age else "")
+        )
+    for name, box in (("document events", events), ("side effects", effects)):
+        age = box.get("oldestPendingSeconds")
+        out.print(
+            f"{name}: {box['pending']} pending, {box['processing']} processing "
+            f"({box['stuckProcessing']} past their lease), {box['deadLetters']} dead letters"
+            + (f", oldest pending {age:.0f}s" if age else "")
+        )
+    out.print(
+        f"instances: {report.instances['running']} running, {report.instances['failed']} failed"
+    )
+    out.print("p95 step latency (last hour): " + (f"{p95:.1f} ms" if p95 is not None else "n/a"))
+    if not report.stuck:
+        out.print(f"no stuck instances (idle over {minutes} min with nothing pending)")
+        return 0
+    out.print(f"[bold]{len(report.stuck)} stuck[/] (idle over {minutes} min, nothing pending):")
+    for s in report.stuck:
+        out.print(
+            f"  {s.run_id}  {escape(s.entity_type)} {escape(s.document_id)} at "
+            f"{escape(', '.join(s.current_nodes))}, idle {s.idle_seconds / 60:.0f} min — "
+            f"charter doctor --org {escape(org)} --nudge {s.run_id} | --rebuild | --force-fail"
+        )
+    return 1
+
+
+def _when(moment: object) -> str:
+    return moment.isoformat(timespec="seconds") if hasattr(moment, "isoformat") else ""

@@ -1,0 +1,85 @@
+-- API keys (the ops surface): made and revoked by the schema's owner (`charter keys`),
+-- checked by the server on every request (authenticate_api_key, granted to charter_app).
+-- A key is 'chk_<id>_<secret>'; only sha256 of the whole key is stored.
+
+CREATE OR REPLACE FUNCTION charter.create_api_key(p_org_id text, p_actor text, p_label text DEFAULT NULL,
+                                                  p_created_by text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org    text := charter._acting_org(p_org_id);
+    v_id     text := substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
+    v_secret text;
+BEGIN
+    IF p_actor IS NULL OR p_actor !~ '^(service:)?[A-Za-z0-9_.@-]{1,200}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH063',
+            MESSAGE = format('A key acts as a directory user or service:NAME, not %L', p_actor),
+            HINT = 'Pass --actor u-2 (a user of the org''s directory) or --actor service:billing.';
+    END IF;
+    IF p_actor NOT LIKE 'service:%' AND NOT EXISTS (
+        SELECT 1 FROM charter.directory_users AS u WHERE u.org_id = v_org AND u.user_id = p_actor) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH063',
+            MESSAGE = format('Org %s has no user %L in its directory', v_org, p_actor),
+            HINT = 'Add the user first (client.directory.put_user), or make a key for service:NAME.';
+    END IF;
+    v_secret := 'chk_' || v_id || '_' || encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text
+                                                                 || clock_timestamp()::text, 'UTF8')), 'hex');
+    INSERT INTO charter.api_keys (id, org_id, actor, label, secret_hash, created_by)
+    VALUES (v_id, v_org, p_actor, p_label, encode(sha256(convert_to(v_secret, 'UTF8')), 'hex'), p_created_by);
+    RETURN jsonb_build_object('id', v_id, 'orgId', v_org, 'actor', p_actor, 'label', p_label, 'key', v_secret);
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter.list_api_keys(p_org_id text DEFAULT NULL)
+RETURNS SETOF jsonb
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    SELECT jsonb_build_object('id', k.id, 'orgId', k.org_id, 'actor', k.actor, 'label', k.label,
+                              'createdAt', k.created_at, 'createdBy', k.created_by,
+                              'lastUsedAt', k.last_used_at, 'revokedAt', k.revoked_at)
+      FROM charter.api_keys AS k
+     WHERE p_org_id IS NULL OR k.org_id = p_org_id
+     ORDER BY k.org_id, k.created_at
+$$;
+
+CREATE OR REPLACE FUNCTION charter.revoke_api_key(p_id text)
+RETURNS boolean
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    WITH revoked AS (
+        UPDATE charter.api_keys AS k SET revoked_at = now() WHERE k.id = p_id AND k.revoked_at IS NULL
+        RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM revoked)
+$$;
+
+-- Who a key is: its org and actor, or NULL for an unknown or revoked key. Marks it used
+-- (at most once a minute, so a busy key does not write on every request).
+CREATE OR REPLACE FUNCTION charter.authenticate_api_key(p_key text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_key charter.api_keys;
+BEGIN
+    SELECT * INTO v_key FROM charter.api_keys AS k
+     WHERE k.secret_hash = encode(sha256(convert_to(coalesce(p_key, ''), 'UTF8')), 'hex') AND k.revoked_at IS NULL;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    IF v_key.last_used_at IS NULL OR v_key.last_used_at < now() - interval '1 minute' THEN
+        UPDATE charter.api_keys AS k SET last_used_at = now() WHERE k.id = v_key.id;
+    END IF;
+    RETURN jsonb_build_object('id', v_key.id, 'orgId', v_key.org_id, 'actor', v_key.actor);
+END;
+$$;

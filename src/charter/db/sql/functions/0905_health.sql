@@ -1,0 +1,148 @@
+-- Workflow health (seed 002 § Workflow Health, Phase 3): what the health page, /metrics and
+-- `charter doctor` show — and the stuck detector with its three ways out.
+
+-- Instances of the org running with nothing queued, leased or waited for, and no progress
+-- for p_minutes: no pending document event, no wait (timer, event, delivery, approval,
+-- handler task, retry), no undelivered side effect, no ready node.
+CREATE OR REPLACE FUNCTION charter.stuck_instances(p_org_id text, p_minutes integer DEFAULT 10)
+RETURNS SETOF jsonb
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    SELECT jsonb_build_object('runId', i.id, 'documentId', i.document_id, 'entityType', i.entity_type,
+                              'currentNodes', to_jsonb(i.current_nodes), 'updatedAt', i.updated_at,
+                              'idleSeconds', extract(epoch FROM now() - i.updated_at)::float8)
+      FROM charter.workflow_instances AS i
+     WHERE i.org_id = charter._acting_org(p_org_id) AND i.status = 'running'
+       AND i.updated_at < now() - make_interval(mins => greatest(coalesce(p_minutes, 10), 0))
+       AND NOT EXISTS (SELECT 1 FROM charter.document_events AS e
+                        WHERE e.org_id = i.org_id AND e.document_id = i.document_id
+                          AND e.status IN ('pending', 'processing', 'failed'))
+       AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w WHERE w.run_id = i.id)
+       AND NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
+                        WHERE x.run_id = i.id AND x.status IN ('pending', 'processing', 'failed'))
+     ORDER BY i.updated_at
+$$;
+
+-- The health figures of one org (and the workers and flow queues every org shares).
+CREATE OR REPLACE FUNCTION charter.health_report(p_org_id text, p_stuck_minutes integer DEFAULT 10)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    SELECT jsonb_build_object(
+        'orgId', o.org,
+        'workersAlive', (SELECT count(*) FROM charter.workers AS w
+                          WHERE w.stopped_at IS NULL
+                            AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
+        'flowQueues', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM charter.queue_stats() AS q),
+        'documentEvents', (SELECT jsonb_build_object(
+                'pending', count(*) FILTER (WHERE e.status IN ('pending', 'failed')),
+                'processing', count(*) FILTER (WHERE e.status = 'processing'),
+                'stuckProcessing', count(*) FILTER (WHERE e.status = 'processing' AND e.next_retry_at < now()),
+                'deadLetters', count(*) FILTER (WHERE e.status = 'dead_letter'),
+                'oldestPendingSeconds', extract(epoch FROM now() - min(e.created_at)
+                                                FILTER (WHERE e.status IN ('pending', 'failed')))::float8)
+              FROM charter.document_events AS e
+             WHERE e.org_id = o.org AND e.status IN ('pending', 'failed', 'processing', 'dead_letter')),
+        'sideEffects', (SELECT jsonb_build_object(
+                'pending', count(*) FILTER (WHERE x.status IN ('pending', 'failed')),
+                'processing', count(*) FILTER (WHERE x.status = 'processing'),
+                'stuckProcessing', count(*) FILTER (WHERE x.status = 'processing' AND x.next_retry_at < now()),
+                'deadLetters', count(*) FILTER (WHERE x.status = 'dead_letter' AND x.kind = 'effect'),
+                'oldestPendingSeconds', extract(epoch FROM now() - min(x.created_at)
+                                                FILTER (WHERE x.status IN ('pending', 'failed')))::float8)
+              FROM charter.side_effects AS x
+             WHERE x.org_id = o.org AND x.status IN ('pending', 'failed', 'processing', 'dead_letter')),
+        'instances', (SELECT jsonb_build_object(
+                'running', count(*) FILTER (WHERE i.status = 'running'),
+                'failed', count(*) FILTER (WHERE i.status = 'failed'))
+              FROM charter.workflow_instances AS i
+             WHERE i.org_id = o.org AND i.status IN ('running', 'failed')),
+        'stepLatencyP95Ms', (SELECT (percentile_cont(0.95) WITHIN GROUP (
+                                         ORDER BY extract(epoch FROM s.finished_at - s.started_at)) * 1000)::float8
+                               FROM charter.step_executions AS s
+                              WHERE s.org_id = o.org AND s.finished_at > now() - interval '1 hour'
+                                AND s.started_at IS NOT NULL AND s.status = 'completed'
+                                AND s.step_slug NOT LIKE '$%'),
+        'stuckMinutes', coalesce(p_stuck_minutes, 10),
+        'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s))
+      FROM (SELECT charter._acting_org(p_org_id) AS org) AS o
+$$;
+
+-- A stuck instance, run again: a retry wait due now makes the engine drain it (ready nodes
+-- run, a gate it reached passes). Recorded as evidence with who asked.
+CREATE OR REPLACE FUNCTION charter.nudge_instance(p_org_id text, p_run_id text, p_actor text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_instance charter.workflow_instances;
+BEGIN
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i
+     WHERE i.id = p_run_id AND i.org_id = charter._acting_org(p_org_id);
+    IF NOT FOUND OR v_instance.status <> 'running' THEN
+        RETURN false;
+    END IF;
+    -- The engine's lock order: the document first.
+    PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_instance.org_id || '/' || v_instance.document_id));
+    PERFORM charter._node_evidence(v_instance, '$instance', 'nudge', 't' || v_instance.epoch, 'completed',
+        jsonb_build_object('nudged', true, 'by', coalesce(p_actor, session_user::text)), NULL, NULL);
+    INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at)
+    VALUES (p_run_id, '$retry', v_instance.org_id, 't' || v_instance.epoch, 'retry', v_instance.document_version, now())
+    ON CONFLICT (run_id, node_id) DO UPDATE SET due_at = now();
+    PERFORM pg_notify('charter_events', v_instance.org_id);
+    RETURN true;
+END;
+$$;
+
+-- The admin's last resort for a stuck instance: failed with STUCK_FORCE_FAILED, its pending
+-- work cancelled with evidence; `retry_run` can take it up again later.
+CREATE OR REPLACE FUNCTION charter.force_fail_instance(p_org_id text, p_run_id text, p_reason text,
+                                                       p_actor text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_instance charter.workflow_instances;
+BEGIN
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i
+     WHERE i.id = p_run_id AND i.org_id = charter._acting_org(p_org_id);
+    IF NOT FOUND OR v_instance.status NOT IN ('running', 'paused') THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_instance.org_id || '/' || v_instance.document_id));
+    PERFORM charter._finish_instance(p_run_id, 'failed', jsonb_build_object(
+        'code', 'STUCK_FORCE_FAILED', 'sqlstate', 'CH064',
+        'message', format('Failed by %s: %s', coalesce(p_actor, session_user::text),
+                          coalesce(nullif(p_reason, ''), 'stuck')),
+        'hint', 'retry_run takes it up again from the nodes that were active.'),
+        coalesce(nullif(p_reason, ''), 'stuck'));
+    RETURN true;
+END;
+$$;
+
+-- The projection of the org's instance, rebuilt from its evidence (WF-15).
+CREATE OR REPLACE FUNCTION charter.rebuild_instance(p_org_id text, p_run_id text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM charter.workflow_instances AS i
+                    WHERE i.id = p_run_id AND i.org_id = charter._acting_org(p_org_id)) THEN
+        RETURN false;
+    END IF;
+    PERFORM charter.rebuild_instance_projection(p_run_id);
+    RETURN true;
+END;
+$$;

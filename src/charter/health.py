@@ -1,0 +1,160 @@
+"""Workflow health (seed 002 § Workflow Health) and API keys, as operations: the figures the
+health page, ``/metrics`` and ``charter doctor`` show, the stuck detector and its ways out
+(nudge, rebuild the projection, force-fail), and the keys ``charter serve`` accepts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from charter.engine.runs import timestamp
+from charter.errors import ArgumentError
+from charter.operations import text_argument
+from charter.store import Call, Operation, first_json, first_value, json_rows
+
+
+@dataclass(frozen=True)
+class StuckInstance:
+    run_id: str
+    document_id: str
+    entity_type: str
+    current_nodes: list[str]
+    updated_at: datetime | None
+    idle_seconds: float
+
+
+def _stuck(data: dict[str, Any]) -> StuckInstance:
+    return StuckInstance(
+        run_id=data["runId"],
+        document_id=data["documentId"],
+        entity_type=data["entityType"],
+        current_nodes=list(data.get("currentNodes") or []),
+        updated_at=timestamp(data.get("updatedAt")),
+        idle_seconds=float(data["idleSeconds"]),
+    )
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """One org's health: ``raw`` is the whole report as the database computed it."""
+
+    org_id: str
+    workers_alive: int
+    flow_queues: list[dict[str, Any]]
+    document_events: dict[str, Any]
+    side_effects: dict[str, Any]
+    instances: dict[str, Any]
+    step_latency_p95_ms: float | None
+    stuck_minutes: int
+    stuck: list[StuckInstance]
+    raw: dict[str, Any]
+
+
+def _minutes(minutes: Any) -> int:
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
+        raise ArgumentError(f"minutes must be a whole number of 0 or more, not {minutes!r:.40}.")
+    return minutes
+
+
+def health_report(org_id: str, minutes: int) -> Operation[HealthReport]:
+    params = {"org_id": org_id, "minutes": _minutes(minutes)}
+    data = yield Call("health_report", params, first_json)
+    return HealthReport(
+        org_id=data["orgId"],
+        workers_alive=data["workersAlive"],
+        flow_queues=data["flowQueues"],
+        document_events=data["documentEvents"],
+        side_effects=data["sideEffects"],
+        instances=data["instances"],
+        step_latency_p95_ms=data.get("stepLatencyP95Ms"),
+        stuck_minutes=data["stuckMinutes"],
+        stuck=[_stuck(s) for s in data["stuck"]],
+        raw=data,
+    )
+
+
+def stuck_instances(org_id: str, minutes: int) -> Operation[list[StuckInstance]]:
+    params = {"org_id": org_id, "minutes": _minutes(minutes)}
+    rows = yield Call("stuck_instances", params, json_rows)
+    return [_stuck(row) for row in rows]
+
+
+def nudge_instance(org_id: str, run_id: str, actor: str | None) -> Operation[bool]:
+    params = {"org_id": org_id, "run_id": text_argument(run_id, "run_id"), "actor": actor}
+    return bool((yield Call("nudge_instance", params, first_value)))
+
+
+def force_fail_instance(
+    org_id: str, run_id: str, reason: str, actor: str | None
+) -> Operation[bool]:
+    params = {
+        "org_id": org_id,
+        "run_id": text_argument(run_id, "run_id"),
+        "reason": text_argument(reason, "reason"),
+        "actor": actor,
+    }
+    return bool((yield Call("force_fail_instance", params, first_value)))
+
+
+def rebuild_instance(org_id: str, run_id: str) -> Operation[bool]:
+    params = {"org_id": org_id, "run_id": text_argument(run_id, "run_id")}
+    return bool((yield Call("rebuild_instance", params, first_value)))
+
+
+# -- API keys --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: str
+    org_id: str
+    actor: str
+    label: str | None
+    created_at: datetime | None = None
+    created_by: str | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+    key: str | None = None  # the secret: only when the key was just made
+
+
+def _api_key(data: dict[str, Any]) -> ApiKey:
+    return ApiKey(
+        id=data["id"],
+        org_id=data["orgId"],
+        actor=data["actor"],
+        label=data.get("label"),
+        created_at=timestamp(data.get("createdAt")),
+        created_by=data.get("createdBy"),
+        last_used_at=timestamp(data.get("lastUsedAt")),
+        revoked_at=timestamp(data.get("revokedAt")),
+        key=data.get("key"),
+    )
+
+
+def create_api_key(
+    org_id: str, actor: str, label: str | None, created_by: str | None
+) -> Operation[ApiKey]:
+    params = {
+        "org_id": text_argument(org_id, "org"),
+        "actor": text_argument(actor, "actor"),
+        "label": label,
+        "created_by": created_by,
+    }
+    return _api_key((yield Call("create_api_key", params, first_json, retry_safe=False)))
+
+
+def list_api_keys(org_id: str | None) -> Operation[list[ApiKey]]:
+    rows = yield Call("list_api_keys", {"org_id": org_id}, json_rows)
+    return [_api_key(row) for row in rows]
+
+
+def revoke_api_key(key_id: str) -> Operation[bool]:
+    return bool(
+        (yield Call("revoke_api_key", {"id": text_argument(key_id, "key id")}, first_value))
+    )
+
+
+def authenticate_api_key(key: str) -> Operation[ApiKey | None]:
+    data = yield Call("authenticate_api_key", {"key": key}, first_json)
+    return _api_key(data) if data else None
