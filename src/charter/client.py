@@ -270,6 +270,14 @@ class AsyncClient:
     async def __aenter__(self) -> AsyncClient:
         return self
 
+    def for_org(self, org_id: str) -> AsyncClient:
+        """The same client (its connections) acting for another org: for a server that
+        serves many orgs. Closing the original closes both."""
+        view = object.__new__(AsyncClient)
+        view.store = self.store
+        view._state = ops.ClientState(_org(org_id))
+        return view
+
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 

@@ -36,6 +36,13 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     revoke.add_argument("key_id", metavar="KEY_ID")
     revoke.set_defaults(handler=keys_revoke_command)
 
+    serve = commands.add_parser(
+        "serve", help="the HTTP API, /metrics and /openapi.json (every request needs an API key)"
+    )
+    option(serve, "--host", default="127.0.0.1", help="the address to listen on")
+    option(serve, "--port", type=int, default=8400, help="the port to listen on")
+    serve.set_defaults(handler=serve_command)
+
     doctor = commands.add_parser(
         "doctor", help="workflow health of an org: queues, outboxes, dead letters, stuck instances"
     )
@@ -49,6 +56,18 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(group, "--force-fail", metavar="RUN_ID", help="fail a stuck instance (needs --reason)")
     option(doctor, "--reason", help="why, for --force-fail (kept in the instance's error)")
     doctor.set_defaults(handler=doctor_command)
+
+
+def serve_command(*, database_url: str | None, host: str, port: int) -> int:
+    import uvicorn
+
+    from charter.api import create_app
+
+    resolved = target(database_url)  # fail here, with charter's message, if unreachable
+    app = create_app(resolved.url if resolved.embedded is None else None)
+    out.print(f"charter serve on http://{host}:{port} (database {resolved.display})")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
 
 
 def keys_create_command(

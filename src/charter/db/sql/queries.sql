@@ -375,3 +375,9 @@ SELECT charter.force_fail_instance(%(org_id)s, %(run_id)s, %(reason)s, %(actor)s
 
 -- name: rebuild_instance
 SELECT charter.rebuild_instance(%(org_id)s, %(run_id)s);
+
+-- name: runs_of_org
+SELECT charter.runs_of_org(%(org_id)s, %(run_ids)s::text[]);
+
+-- name: metrics_counts
+SELECT charter.metrics_counts(%(org_id)s);

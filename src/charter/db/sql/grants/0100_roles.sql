@@ -71,7 +71,8 @@ TO charter_app;
 -- stuck detector and its ways out. Making and revoking keys stays with the owner.
 GRANT EXECUTE ON FUNCTION
     charter.authenticate_api_key, charter.health_report, charter.stuck_instances,
-    charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance
+    charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance,
+    charter.runs_of_org, charter.metrics_counts
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,

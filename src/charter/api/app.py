@@ -1,0 +1,61 @@
+"""The ASGI application: the JSON API under /api, /metrics, /openapi.json. One AsyncClient
+(one pool, on the server's database role — charter_app in production) serves every org;
+each request acts for its key's org as its key's actor."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from charter.api import routes
+from charter.api.auth import Unauthenticated, principal
+from charter.api.http_errors import charter_error_response, error_response
+from charter.api.metrics import metrics_text
+from charter.api.openapi import openapi
+from charter.client import AsyncClient
+from charter.errors import CharterError
+
+
+async def _metrics(request: Request) -> Response:
+    try:
+        who = await principal(request)
+        body = await metrics_text(who)
+    except Unauthenticated as exc:
+        return error_response(401, "UNAUTHENTICATED", exc.message)
+    except CharterError as exc:
+        return charter_error_response(exc)
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def _openapi(request: Request) -> Response:
+    return JSONResponse(openapi())
+
+
+def create_app(
+    database_url: str | None = None, *, pool_size: int | None = None, migrate: bool = False
+) -> Starlette:
+    """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        client = AsyncClient(database_url, migrate=migrate, pool_size=pool_size)
+        app.state.client = client
+        try:
+            yield {}
+        finally:
+            await client.close()
+
+    return Starlette(
+        routes=[
+            *routes.starlette_routes(),
+            Route("/metrics", _metrics, methods=["GET"]),
+            Route("/openapi.json", _openapi, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )

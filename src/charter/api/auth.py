@@ -1,0 +1,48 @@
+"""Who is asking: every request carries an API key (``Authorization: Bearer chk_…``) and
+acts as that key's actor in that key's org. No anonymous reads or writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from charter.client import AsyncClient
+from charter.health import authenticate_api_key
+
+
+@dataclass(frozen=True)
+class Principal:
+    key_id: str
+    org_id: str
+    actor: str
+    client: AsyncClient  # the server's client, acting for this org
+
+
+class Unauthenticated(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+async def principal_from_key(client: AsyncClient, key: str) -> Principal:
+    found = await client.store.perform(authenticate_api_key(key))
+    if found is None:
+        raise Unauthenticated(
+            "this API key is unknown or revoked; make one with charter keys create"
+        )
+    return Principal(found.id, found.org_id, found.actor, client.for_org(found.org_id))
+
+
+async def principal(request: Request) -> Principal:
+    """The request's principal, from its bearer key (or the dashboard's session)."""
+    client: AsyncClient = request.app.state.client
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() == "bearer" and key.strip():
+        return await principal_from_key(client, key.strip())
+    session = request.scope.get("session") or {}
+    session_key = session.get("key")
+    if session_key:
+        return await principal_from_key(client, session_key)
+    raise Unauthenticated("send an API key: Authorization: Bearer chk_… (charter keys create)")

@@ -1,0 +1,93 @@
+"""``/metrics`` for Prometheus (prometheus-client): the figures of the key's org, read from
+PostgreSQL at scrape time, so every server and worker agrees and nothing is lost on a
+restart. Step durations are a histogram of the last hour's executions by flow and node type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+from charter.api.auth import Principal
+from charter.store import Call, first_json
+
+BUCKETS = ("0.005", "0.025", "0.1", "0.5", "2", "10", "60")
+
+
+class _Snapshot(Collector):
+    def __init__(self, health: dict[str, Any], counts: dict[str, Any]) -> None:
+        self.health, self.counts = health, counts
+
+    def collect(self) -> Any:
+        h, c = self.health, self.counts
+        yield GaugeMetricFamily("charter_workers_alive", "Workers with a live heartbeat",
+                                value=h["workersAlive"])  # fmt: skip
+        flow = ["flow"]
+        ready = GaugeMetricFamily("charter_queue_ready", "Flow tasks ready to run", labels=flow)
+        running = GaugeMetricFamily("charter_queue_running", "Flow tasks running", labels=flow)
+        oldest = GaugeMetricFamily(
+            "charter_queue_oldest_ready_seconds", "Age of the oldest ready flow task", labels=flow
+        )
+        for q in h["flowQueues"]:
+            ready.add_metric([q["flow"]], q["ready"])
+            running.add_metric([q["flow"]], q["running"])
+            oldest.add_metric([q["flow"]], q.get("oldestReadySeconds") or 0)
+        yield from (ready, running, oldest)
+        for name, box in (
+            ("document_events", h["documentEvents"]),
+            ("side_effects", h["sideEffects"]),
+        ):
+            what = name.replace("_", " ")
+            yield GaugeMetricFamily(f"charter_{name}_pending", f"{what} waiting to be handled",
+                                    value=box["pending"])  # fmt: skip
+            yield GaugeMetricFamily(f"charter_{name}_processing", f"{what} being handled",
+                                    value=box["processing"])  # fmt: skip
+            yield GaugeMetricFamily(f"charter_{name}_dead_letters", f"{what} out of attempts",
+                                    value=box["deadLetters"])  # fmt: skip
+            yield GaugeMetricFamily(f"charter_{name}_oldest_pending_seconds",
+                                    f"Age of the oldest pending {what}",
+                                    value=box.get("oldestPendingSeconds") or 0)  # fmt: skip
+        instances = GaugeMetricFamily("charter_instances", "Document workflow instances",
+                                      labels=["status"])  # fmt: skip
+        for status, n in h["instances"].items():
+            instances.add_metric([status], n)
+        yield instances
+        yield GaugeMetricFamily("charter_stuck_instances", "Instances the stuck detector finds",
+                                value=len(h["stuck"]))  # fmt: skip
+        runs = CounterMetricFamily(
+            "charter_runs", "Runs by flow and status", labels=["flow", "status"]
+        )
+        for r in c["runs"]:
+            runs.add_metric([r["flow"], r["status"]], r["count"])
+        yield runs
+        docs = GaugeMetricFamily("charter_documents", "Documents by type and state",
+                                 labels=["entity_type", "state"])  # fmt: skip
+        for d in c["documents"]:
+            docs.add_metric([d["entityType"], d["state"]], d["count"])
+        yield docs
+        durations = HistogramMetricFamily(
+            "charter_step_duration_seconds",
+            "Step and node durations, the last hour, by flow and node type",
+            labels=["flow", "node_type"],
+        )
+        for s in c["stepDurations"]:
+            buckets = [(b, n) for b, n in zip(BUCKETS, s["buckets"], strict=True)]
+            buckets.append(("+Inf", s["count"]))
+            durations.add_metric([s["flow"], s["nodeType"]], buckets, s["sum"] or 0.0)
+        yield durations
+
+
+async def metrics_text(who: Principal) -> bytes:
+    report = await who.client.health.report()
+    counts = await who.client.store.execute(
+        Call("metrics_counts", {"org_id": who.org_id}, first_json)
+    )
+    registry = CollectorRegistry()
+    registry.register(_Snapshot(report.raw, counts))
+    return generate_latest(registry)

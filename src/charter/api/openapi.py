@@ -1,0 +1,57 @@
+"""The OpenAPI description of the JSON API, built from the routes' own registrations."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from typing import Any
+
+from charter.api.routes import ROUTES
+
+_ERROR = {
+    "type": "object",
+    "properties": {"error": {"type": "object", "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"}}}},
+}  # fmt: skip
+
+
+def openapi() -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in re.findall(r"{(\w+)}", route.path)
+        ]
+        operation: dict[str, Any] = {
+            "summary": route.summary,
+            "tags": [route.tag],
+            "operationId": route.handler.__name__,
+            "parameters": params,
+            "responses": {
+                str(route.status): {"description": "OK"},
+                "401": {
+                    "description": "No key, or an unknown or revoked key",
+                    "content": {"application/json": {"schema": _ERROR}},
+                },
+                "403": {"description": "Refused by policy"},
+                "404": {"description": "Not in the key's org"},
+                "409": {"description": "A version or state conflict"},
+                "422": {
+                    "description": "Invalid input",
+                    "content": {"application/json": {"schema": _ERROR}},
+                },
+            },
+        }
+        if route.body is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": route.body}},
+            }
+        paths.setdefault(route.path, {})[route.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "charter", "version": metadata.version("charter")},
+        "components": {"securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"apiKey": []}],
+        "paths": paths,
+    }

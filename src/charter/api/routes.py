@@ -1,0 +1,455 @@
+"""The JSON API: one function per endpoint, each registered with what the OpenAPI
+description says about it. Every endpoint runs as the request's key: its actor, its org."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from charter.api.auth import Principal, Unauthenticated, principal
+from charter.api.http_errors import charter_error_response, error_response
+from charter.errors import CharterError, RunNotFoundError
+from charter.store import Call, first_value
+
+Handler = Callable[[Request, Principal], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    method: str
+    path: str
+    summary: str
+    tag: str
+    handler: Handler
+    body: dict[str, Any] | None = None  # JSON schema of the request body
+    status: int = 200
+
+
+ROUTES: list[ApiRoute] = []
+
+
+def api(
+    method: str, path: str, summary: str, tag: str, *,
+    body: dict[str, Any] | None = None, status: int = 200,
+) -> Callable[[Handler], Handler]:  # fmt: skip
+    def register(handler: Handler) -> Handler:
+        ROUTES.append(ApiRoute(method, path, summary, tag, handler, body, status))
+        return handler
+
+    return register
+
+
+def jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(v) for v in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def snake_keys(value: Any) -> Any:
+    """The API speaks snake_case throughout, also for figures the database names in camelCase."""
+    if isinstance(value, dict):
+        return {
+            re.sub(r"(?<!^)([A-Z])", r"_\1", k).lower(): snake_keys(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [snake_keys(v) for v in value]
+    return value
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+async def body_of(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"the body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    return data
+
+
+def _field(
+    data: dict[str, Any], name: str, kind: type | tuple[type, ...], *, required: bool = True
+) -> Any:
+    value = data.get(name)
+    if value is None:
+        if required:
+            raise BadRequest(f"the body needs {name!r}")
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise BadRequest(f"{name!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"query parameter {name}={raw!r} is not a whole number") from None
+
+
+def endpoint(route: ApiRoute) -> Callable[[Request], Awaitable[Response]]:
+    async def run(request: Request) -> Response:
+        try:
+            who = await principal(request)
+            result = await route.handler(request, who)
+        except Unauthenticated as exc:
+            response = error_response(401, "UNAUTHENTICATED", exc.message)
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        except BadRequest as exc:
+            return error_response(422, "REQUEST_INVALID", exc.message)
+        except CharterError as exc:
+            return charter_error_response(exc)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(jsonable(result), status_code=route.status)
+
+    return run
+
+
+def starlette_routes() -> list[Route]:
+    return [Route(r.path, endpoint(r), methods=[r.method]) for r in ROUTES]
+
+
+# -- health ------------------------------------------------------------------------------
+
+
+@api("GET", "/api/health", "The org's workflow health and stuck instances", "health")
+async def get_health(request: Request, who: Principal) -> Any:
+    report = await who.client.health.report(stuck_minutes=_int_param(request, "stuck_minutes", 10))
+    return snake_keys({k: v for k, v in jsonable(report).items() if k != "raw"})
+
+
+# -- runs --------------------------------------------------------------------------------
+
+
+async def _own_run(who: Principal, run_id: str) -> None:
+    owned = await who.client.store.execute(
+        Call("runs_of_org", {"org_id": who.org_id, "run_ids": [run_id]}, first_value)
+    )
+    if run_id not in (owned or []):
+        raise RunNotFoundError(f"Run {run_id!r} does not exist in org {who.org_id}.")
+
+
+_RUN_BODY = {
+    "type": "object",
+    "required": ["flow"],
+    "properties": {"flow": {"type": "string"}, "input": {}, "run_id": {"type": "string"}},
+}
+
+
+@api("POST", "/api/runs", "Start a run of a published flow", "runs", body=_RUN_BODY, status=201)
+async def start_run(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    run_id = await who.client.start(
+        _field(data, "flow", str),
+        data.get("input"),
+        run_id=_field(data, "run_id", str, required=False),
+    )
+    return {"id": run_id}
+
+
+@api("GET", "/api/runs", "List the org's runs (newest first)", "runs")
+async def list_runs(request: Request, who: Principal) -> Any:
+    runs = await who.client.list_runs(
+        flow=request.query_params.get("flow"),
+        status=request.query_params.get("status"),
+        limit=_int_param(request, "limit", 100),
+        after=request.query_params.get("after"),
+    )
+    owned = await who.client.store.execute(
+        Call("runs_of_org", {"org_id": who.org_id, "run_ids": [r.id for r in runs]}, first_value)
+    )
+    return [r for r in runs if r.id in set(owned or [])]
+
+
+@api("GET", "/api/runs/{run_id}", "A run with its steps and evidence", "runs")
+async def get_run(request: Request, who: Principal) -> Any:
+    run_id = request.path_params["run_id"]
+    await _own_run(who, run_id)
+    return await who.client.get_run(run_id)
+
+
+@api("POST", "/api/runs/{run_id}/cancel", "Cancel a run", "runs")
+async def cancel_run(request: Request, who: Principal) -> Any:
+    run_id = request.path_params["run_id"]
+    await _own_run(who, run_id)
+    return {"id": run_id, "status": await who.client.cancel(run_id)}
+
+
+@api("POST", "/api/runs/{run_id}/retry", "Retry a failed run (or document instance)", "runs")
+async def retry_run(request: Request, who: Principal) -> Any:
+    run_id = request.path_params["run_id"]
+    await _own_run(who, run_id)
+    return {"id": run_id, "status": await who.client.retry(run_id)}
+
+
+# -- documents ---------------------------------------------------------------------------
+
+_CREATE_BODY = {
+    "type": "object",
+    "required": ["entity_type", "data"],
+    "properties": {"entity_type": {"type": "string"}, "data": {"type": "object"},
+                   "id": {"type": "string"}, "reason": {"type": "string"}},
+}  # fmt: skip
+_CHANGE_BODY = {
+    "type": "object",
+    "required": ["changes"],
+    "properties": {"changes": {"type": "object"}, "expected_version": {"type": "integer"},
+                   "reason": {"type": "string"}},
+}  # fmt: skip
+_TRANSITION_BODY = {
+    "type": "object",
+    "required": ["gate"],
+    "properties": {"gate": {"type": "string"}, "to": {"type": "string"},
+                   "expected_version": {"type": "integer"}, "reason": {"type": "string"}},
+}  # fmt: skip
+_MUTATE_BODY = {
+    "type": "object",
+    "required": ["action"],
+    "properties": {"action": {"type": "string"}, "changes": {"type": "object"},
+                   "to": {"type": "string"}, "expected_version": {"type": "integer"},
+                   "reason": {"type": "string"}},
+}  # fmt: skip
+
+
+@api("POST", "/api/documents", "Create a document (as the key's actor)", "documents",
+     body=_CREATE_BODY, status=201)  # fmt: skip
+async def create_document(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.documents.create(
+        _field(data, "entity_type", str), _field(data, "data", dict), actor=who.actor,
+        id=_field(data, "id", str, required=False),
+        reason=_field(data, "reason", str, required=False),
+    )  # fmt: skip
+
+
+@api("GET", "/api/documents", "List the org's documents", "documents")
+async def list_documents(request: Request, who: Principal) -> Any:
+    return await who.client.documents.list(
+        entity_type=request.query_params.get("entity_type"),
+        state=request.query_params.get("state"),
+        limit=_int_param(request, "limit", 100),
+        after=request.query_params.get("after"),
+    )
+
+
+@api("GET", "/api/documents/{document_id}", "A document, its workflow and what it waits for",
+     "documents")  # fmt: skip
+async def get_document(request: Request, who: Principal) -> Any:
+    version = request.query_params.get("version")
+    return await who.client.documents.get(
+        request.path_params["document_id"], int(version) if version and version.isdigit() else None
+    )
+
+
+@api("GET", "/api/documents/{document_id}/history", "A document's audit trail", "documents")
+async def document_history(request: Request, who: Principal) -> Any:
+    return await who.client.documents.history(request.path_params["document_id"])
+
+
+@api("PATCH", "/api/documents/{document_id}", "Update a document's fields", "documents",
+     body=_CHANGE_BODY)  # fmt: skip
+async def update_document(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.documents.update(
+        request.path_params["document_id"], _field(data, "changes", dict), actor=who.actor,
+        expected_version=_field(data, "expected_version", int, required=False),
+        reason=_field(data, "reason", str, required=False),
+    )  # fmt: skip
+
+
+@api("POST", "/api/documents/{document_id}/transitions", "Pass a gate", "documents",
+     body=_TRANSITION_BODY)  # fmt: skip
+async def transition_document(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.documents.transition(
+        request.path_params["document_id"], _field(data, "gate", str), actor=who.actor,
+        to=_field(data, "to", str, required=False),
+        expected_version=_field(data, "expected_version", int, required=False),
+        reason=_field(data, "reason", str, required=False),
+    )  # fmt: skip
+
+
+@api("POST", "/api/documents/{document_id}/mutate", "Any action the contract declares",
+     "documents", body=_MUTATE_BODY)  # fmt: skip
+async def mutate_document(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.documents.mutate(
+        request.path_params["document_id"], _field(data, "action", str),
+        _field(data, "changes", dict, required=False), actor=who.actor,
+        to=_field(data, "to", str, required=False),
+        expected_version=_field(data, "expected_version", int, required=False),
+        reason=_field(data, "reason", str, required=False),
+    )  # fmt: skip
+
+
+@api("POST", "/api/documents/{document_id}/amend", "Amend a document (re-approval follows)",
+     "documents", body=_CHANGE_BODY)  # fmt: skip
+async def amend_document(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.documents.amend(
+        request.path_params["document_id"], _field(data, "changes", dict), actor=who.actor,
+        reason=_field(data, "reason", str, required=False),
+    )  # fmt: skip
+
+
+# -- approvals ---------------------------------------------------------------------------
+
+_DECIDE_BODY = {
+    "type": "object",
+    "required": ["decision", "version"],
+    "properties": {"decision": {"enum": ["approved", "rejected", "abstained"]},
+                   "version": {"type": "integer"}, "comment": {"type": "string"}},
+}  # fmt: skip
+
+
+@api("GET", "/api/approvals/inbox", "What waits for the key's actor to decide", "approvals")
+async def approval_inbox(request: Request, who: Principal) -> Any:
+    return await who.client.approvals.inbox(who.actor)
+
+
+@api("GET", "/api/approvals/{request_id}", "An approval request", "approvals")
+async def get_approval(request: Request, who: Principal) -> Any:
+    return await who.client.approvals.get(request.path_params["request_id"])
+
+
+@api("POST", "/api/approvals/{request_id}/decision", "Approve, reject or abstain on the pinned "
+     "version", "approvals", body=_DECIDE_BODY)  # fmt: skip
+async def decide_approval(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.approvals.decide(
+        request.path_params["request_id"], _field(data, "decision", str), actor=who.actor,
+        entity_version=_field(data, "version", int),
+        comment=_field(data, "comment", str, required=False),
+    )  # fmt: skip
+
+
+@api("GET", "/api/approvals/{request_id}/snapshot", "The document as it was at the pinned "
+     "version", "approvals")  # fmt: skip
+async def approval_snapshot(request: Request, who: Principal) -> Any:
+    return await who.client.approvals.snapshot(request.path_params["request_id"])
+
+
+@api("GET", "/api/approvals/{request_id}/diff", "What changed since the last approved version",
+     "approvals")  # fmt: skip
+async def approval_diff(request: Request, who: Principal) -> Any:
+    return await who.client.approvals.diff(request.path_params["request_id"])
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+@api("POST", "/api/events/{key}", "An inbound event, signed with the org's webhook secret "
+     "(X-Charter-Signature: sha256=HMAC of the body); idempotent by X-Event-Id", "events",
+     body={"type": "object"}, status=202)  # fmt: skip
+async def receive_event(request: Request, who: Principal) -> Any:
+    raw = await request.body()
+    secret = await who.client.side_effects.webhook_secret()
+    expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, request.headers.get("x-charter-signature", "")):
+        return error_response(
+            401, "SIGNATURE_INVALID",
+            "X-Charter-Signature must be sha256=<hex HMAC-SHA256 of the body with the org's "
+            "webhook secret>",
+        )  # fmt: skip
+    payload = await body_of(request)
+    return await who.client.events.send(
+        request.path_params["key"], payload, event_id=request.headers.get("x-event-id")
+    )
+
+
+# -- definitions -------------------------------------------------------------------------
+
+_PUBLISH_BODY = {
+    "type": "object",
+    "required": ["contract"],
+    "properties": {"contract": {"type": "object"}, "org_definition": {"type": "object"}},
+}
+
+
+@api("POST", "/api/definitions", "Publish a contract (and an org definition)", "definitions",
+     body=_PUBLISH_BODY, status=201)  # fmt: skip
+async def publish_definition(request: Request, who: Principal) -> Any:
+    data = await body_of(request)
+    return await who.client.definitions.publish(
+        _field(data, "contract", dict), _field(data, "org_definition", dict, required=False)
+    )
+
+
+@api("POST", "/api/definitions/drafts", "Save an org definition as a draft", "definitions",
+     body={"type": "object"}, status=201)  # fmt: skip
+async def save_draft(request: Request, who: Principal) -> Any:
+    return await who.client.definitions.save_draft(await body_of(request))
+
+
+@api("POST", "/api/definitions/{version_id}/archive", "Archive a definition version",
+     "definitions")  # fmt: skip
+async def archive_definition(request: Request, who: Principal) -> Any:
+    return await who.client.definitions.archive(request.path_params["version_id"])
+
+
+@api("GET", "/api/definitions/{entity_type}/current", "The definition an entity type runs now",
+     "definitions")  # fmt: skip
+async def current_definition(request: Request, who: Principal) -> Any:
+    return await who.client.definitions.current(request.path_params["entity_type"])
+
+
+# -- dead letters ------------------------------------------------------------------------
+
+_IDS_BODY = {
+    "type": "object",
+    "required": ["ids"],
+    "properties": {"ids": {"type": "array", "items": {"type": "integer"}}},
+}
+
+
+@api("GET", "/api/dead-letters", "Side effects out of attempts", "dead letters")
+async def list_dead_letters(request: Request, who: Principal) -> Any:
+    return await who.client.dead_letters.list(limit=_int_param(request, "limit", 100))
+
+
+@api("POST", "/api/dead-letters/retry", "Re-drive dead letters (same idempotency keys)",
+     "dead letters", body=_IDS_BODY)  # fmt: skip
+async def retry_dead_letters(request: Request, who: Principal) -> Any:
+    ids = _field(await body_of(request), "ids", list)
+    return {"retried": await who.client.dead_letters.retry(ids, actor=who.actor)}
+
+
+@api("POST", "/api/dead-letters/drop", "Drop dead letters for good", "dead letters",
+     body=_IDS_BODY)  # fmt: skip
+async def drop_dead_letters(request: Request, who: Principal) -> Any:
+    ids = _field(await body_of(request), "ids", list)
+    return {"dropped": await who.client.dead_letters.drop(ids, actor=who.actor)}

@@ -1,0 +1,250 @@
+"""The HTTP API (`charter serve`) on the charter_app role: every endpoint needs a key and acts
+as its actor in its org; another org's ids are 404; conflicts 409, bad input 422, policy
+403; inbound events are verified by signature; /metrics and /health match SQL."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from starlette.testclient import TestClient
+
+from charter import Client
+from charter.api import create_app
+from charter.api.routes import ROUTES
+from charter.health import create_api_key, revoke_api_key
+from charter.store import perform
+
+from ..engine import install
+from ..flows_for_tests import analyze_site
+from . import definitions as defs
+
+
+@pytest.fixture
+def keys(acme, db_url) -> dict[str, str]:
+    """Keys (made by the owner) for acme's clerk, a second ap_clerk, a service account, and
+    globex's user."""
+    acme.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@example.com")
+    with Client(db_url, org_id="globex") as globex:
+        globex.directory.put_user("gx", roles=["ap_clerk"])
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        made = {
+            "clerk": perform(owner, create_api_key("acme", "clerk", "tests", None)),
+            "clerk2": perform(owner, create_api_key("acme", "clerk2", "tests", None)),
+            "ops": perform(owner, create_api_key("acme", "service:ops", "tests", None)),
+            "globex": perform(owner, create_api_key("globex", "gx", None, None)),
+        }
+    return {name: str(key.key) for name, key in made.items()}
+
+
+@pytest.fixture
+def api(db_url, login) -> Iterator[TestClient]:
+    with TestClient(create_app(login("charter_app"))) as client:
+        yield client
+
+
+def _as(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_every_endpoint_refuses_a_request_without_a_valid_key(api, keys, db_url):
+    for route in ROUTES:
+        path = re.sub(r"{\w+}", "x", route.path)
+        for headers in ({}, _as("chk_nope_nope"), {"Authorization": "Basic abc"}):
+            answer = api.request(route.method, path, headers=headers, json={})
+            assert answer.status_code == 401, (route.method, path, headers)
+            assert answer.json()["error"]["code"] == "UNAUTHENTICATED"
+    assert api.get("/metrics").status_code == 401
+    # A revoked key stops working at once.
+    key_id = keys["ops"].split("_")[1]
+    assert api.get("/api/health", headers=_as(keys["ops"])).status_code == 200
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        assert perform(owner, revoke_api_key(key_id)) is True
+    assert api.get("/api/health", headers=_as(keys["ops"])).status_code == 401
+
+
+def test_an_invoice_goes_through_the_inbox_to_approval_over_http(api, keys, engine):
+    clerk, clerk2 = _as(keys["clerk"]), _as(keys["clerk2"])
+    made = api.post(
+        "/api/documents",
+        headers=clerk,
+        json={"entity_type": "ap_invoice", "data": {"grand_total": 9000, "vendor_id": "v-1"}},
+    )
+    assert made.status_code == 201
+    doc = made.json()
+    submitted = api.post(
+        f"/api/documents/{doc['id']}/transitions",
+        headers=clerk,
+        json={"gate": "submit", "expected_version": doc["version"]},
+    )
+    assert submitted.status_code == 200 and submitted.json()["state"] == "submitted"
+    deadline = time.monotonic() + 20
+    while not (inbox := api.get("/api/approvals/inbox", headers=clerk2).json()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    [request] = inbox
+    snapshot = api.get(f"/api/approvals/{request['id']}/snapshot", headers=clerk2)
+    assert snapshot.status_code == 200 and snapshot.json()["data"]["grand_total"] == 9000
+    # The requester may not approve their own invoice (403); a stale version is 409.
+    own = api.post(
+        f"/api/approvals/{request['id']}/decision",
+        headers=clerk,
+        json={"decision": "approved", "version": request["entity_version"]},
+    )
+    assert own.status_code == 403 and own.json()["error"]["code"] == "APPROVAL_SELF_APPROVAL", (
+        own.json()
+    )
+    stale = api.post(
+        f"/api/approvals/{request['id']}/decision",
+        headers=clerk2,
+        json={"decision": "approved", "version": request["entity_version"] - 1},
+    )
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "APPROVAL_VERSION_STALE"
+    decided = api.post(
+        f"/api/approvals/{request['id']}/decision",
+        headers=clerk2,
+        json={"decision": "approved", "version": request["entity_version"], "comment": "fine"},
+    )
+    assert decided.status_code == 200
+    while api.get(f"/api/documents/{doc['id']}", headers=clerk).json()["state"] != "active":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    history = api.get(f"/api/documents/{doc['id']}/history", headers=clerk).json()
+    assert [h["action"] for h in history][:2] == ["create", "submit"]
+
+
+def test_documents_answer_conflicts_bad_input_and_policy_with_their_statuses(api, keys, acme):
+    clerk = _as(keys["clerk"])
+    doc = api.post(
+        "/api/documents",
+        headers=clerk,
+        json={"entity_type": "ap_invoice", "data": {"grand_total": 5}},
+    ).json()
+    patched = api.patch(
+        f"/api/documents/{doc['id']}",
+        headers=clerk,
+        json={"changes": {"grand_total": 6}, "expected_version": 1},
+    )
+    assert patched.status_code == 200 and patched.json()["version"] == 2
+    conflict = api.patch(
+        f"/api/documents/{doc['id']}",
+        headers=clerk,
+        json={"changes": {"grand_total": 7}, "expected_version": 1},
+    )
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["code"] == "DOCUMENT_VERSION_CONFLICT"
+    for bad in ({"changes": "nope"}, {}, {"changes": {"grand_total": "many"}}):
+        answer = api.patch(f"/api/documents/{doc['id']}", headers=clerk, json=bad)
+        assert answer.status_code == 422, bad
+    not_json = api.post("/api/documents", headers=clerk, content=b"{nope")
+    assert not_json.status_code == 422 and "not JSON" in not_json.json()["error"]["message"]
+    assert api.get(f"/api/documents/{doc['id']}", headers=clerk).json()["version"] == 2
+    # Policy: only sales may open a memo; the clerk is refused (403) and nothing changes.
+    acme.definitions.publish(
+        defs.contract("memo", {"code": "string"}, policies={"open": {"roles": ["sales"]}})
+    )
+    memo = api.post(
+        "/api/documents", headers=clerk, json={"entity_type": "memo", "data": {"code": "P1"}}
+    ).json()
+    refused = api.post(
+        f"/api/documents/{memo['id']}/transitions", headers=clerk, json={"gate": "open"}
+    )
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "POLICY_DENIED"
+    assert api.get(f"/api/documents/{memo['id']}", headers=clerk).json()["state"] == "draft"
+
+
+def test_another_orgs_ids_are_404(api, keys, acme, db_url, engine):
+    acme_doc = api.post(
+        "/api/documents",
+        headers=_as(keys["clerk"]),
+        json={"entity_type": "ap_invoice", "data": {"grand_total": 5}},
+    ).json()
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        install(owner, analyze_site())
+    started = api.post(
+        "/api/runs",
+        headers=_as(keys["ops"]),
+        json={"flow": "analyze_site", "input": {"pages": ["a"]}},
+    )
+    assert started.status_code == 201
+    run_id = started.json()["id"]
+    assert api.get(f"/api/runs/{run_id}", headers=_as(keys["ops"])).json()["id"] == run_id
+    assert run_id in [r["id"] for r in api.get("/api/runs", headers=_as(keys["ops"])).json()]
+    globex = _as(keys["globex"])
+    for method, path in (
+        ("GET", f"/api/documents/{acme_doc['id']}"),
+        ("GET", f"/api/documents/{acme_doc['id']}/history"),
+        ("PATCH", f"/api/documents/{acme_doc['id']}"),
+        ("GET", f"/api/runs/{run_id}"),
+        ("POST", f"/api/runs/{run_id}/cancel"),
+        ("GET", "/api/approvals/nope"),
+    ):
+        body = {"changes": {"grand_total": 1}} if method == "PATCH" else None
+        answer = api.request(method, path, headers=globex, json=body)
+        assert answer.status_code == 404, (method, path, answer.json())
+    assert run_id not in [r["id"] for r in api.get("/api/runs", headers=globex).json()]
+    assert api.post(f"/api/runs/{run_id}/cancel", headers=_as(keys["ops"])).json() == {
+        "id": run_id,
+        "status": "cancelled",
+    }
+
+
+def test_inbound_events_are_verified_by_signature_and_idempotent(api, keys, acme, engine):
+    contract = defs.contract("memo", {"code": "string"})
+    nodes = [
+        ("hold", "wait_event", {"eventKey": "memo:{entity.code}"}),
+        ("got", "script", {"expression": "context.event.ok", "assignTo": "context.got"}),
+    ]
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, defs.org_definition("memo", nodes, [("hold", "got", {})]))
+    doc = acme.documents.create("memo", {"code": "E1"}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    acme.documents.wait(doc.id, timeout=20)
+    body = json.dumps({"ok": True}).encode()
+    secret = acme.side_effects.webhook_secret()
+    signed = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    headers = {**_as(keys["ops"]), "Content-Type": "application/json", "X-Event-Id": "ev-1"}
+    forged = api.post(
+        "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": "sha256=00"}, content=body
+    )
+    assert forged.status_code == 401 and forged.json()["error"]["code"] == "SIGNATURE_INVALID"
+    first = api.post(
+        "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": signed}, content=body
+    )
+    assert first.status_code == 202 and first.json()["status"] == "delivered"
+    again = api.post(
+        "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": signed}, content=body
+    )
+    assert again.json()["status"] == "duplicate"
+    assert acme.documents.wait(doc.id, timeout=20).workflow.context["got"] is True
+
+
+def test_dead_letters_health_metrics_and_openapi(api, keys, acme, engine, sql):
+    ops = _as(keys["ops"])
+    acme.side_effects.webhook("http://127.0.0.1:9/x", {}, max_attempts=1)
+    deadline = time.monotonic() + 20
+    while not (letters := api.get("/api/dead-letters", headers=ops).json()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    [letter] = letters
+    health = api.get("/api/health", headers=ops).json()
+    assert health["side_effects"]["dead_letters"] == 1 == len(letters)
+    metrics = api.get("/metrics", headers=ops).text
+    assert "charter_side_effects_dead_letters 1.0" in metrics
+    [(documents,)] = sql("SELECT count(*) FROM charter.documents WHERE org_id = 'acme'")
+    shown = sum(float(v) for v in re.findall(r"^charter_documents\{.*\} (\S+)$", metrics, re.M))
+    assert shown == documents
+    assert re.search(r"^charter_workers_alive [1-9]", metrics, re.M)
+    dropped = api.post("/api/dead-letters/drop", headers=ops, json={"ids": [letter["id"]]})
+    assert dropped.json() == {"dropped": [letter["id"]]}
+    missing = api.post("/api/dead-letters/retry", headers=ops, json={"ids": [letter["id"]]})
+    assert missing.status_code == 404
+    spec = api.get("/openapi.json").json()
+    assert spec["openapi"].startswith("3.") and "/api/documents/{document_id}" in spec["paths"]
+    assert {r.path for r in ROUTES} == set(spec["paths"])
