@@ -10,6 +10,8 @@ import psycopg
 import pytest
 
 from charter import Client
+from charter.health import create_api_key
+from charter.store import perform
 from charter.usecases import USE_CASES
 
 from ..servers import MailServer, SmsServer
@@ -82,3 +84,20 @@ def sql(db_url) -> Callable[..., list[tuple[Any, ...]]]:
             return cursor.fetchall() if cursor.description else []
 
     return run
+
+
+@pytest.fixture
+def keys(acme, db_url) -> dict[str, str]:
+    """Keys (made by the owner) for acme's clerk, a second ap_clerk, a service account, and
+    globex's user."""
+    acme.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@example.com")
+    with Client(db_url, org_id="globex") as globex:
+        globex.directory.put_user("gx", roles=["ap_clerk"])
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        made = {
+            "clerk": perform(owner, create_api_key("acme", "clerk", "tests", None)),
+            "clerk2": perform(owner, create_api_key("acme", "clerk2", "tests", None)),
+            "ops": perform(owner, create_api_key("acme", "service:ops", "tests", None)),
+            "globex": perform(owner, create_api_key("globex", "gx", None, None)),
+        }
+    return {name: str(key.key) for name, key in made.items()}

@@ -15,32 +15,14 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from charter import Client
 from charter.api import create_app
 from charter.api.routes import ROUTES
-from charter.health import create_api_key, revoke_api_key
+from charter.health import revoke_api_key
 from charter.store import perform
 
 from ..engine import install
 from ..flows_for_tests import analyze_site
 from . import definitions as defs
-
-
-@pytest.fixture
-def keys(acme, db_url) -> dict[str, str]:
-    """Keys (made by the owner) for acme's clerk, a second ap_clerk, a service account, and
-    globex's user."""
-    acme.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@example.com")
-    with Client(db_url, org_id="globex") as globex:
-        globex.directory.put_user("gx", roles=["ap_clerk"])
-    with psycopg.connect(db_url, autocommit=True) as owner:
-        made = {
-            "clerk": perform(owner, create_api_key("acme", "clerk", "tests", None)),
-            "clerk2": perform(owner, create_api_key("acme", "clerk2", "tests", None)),
-            "ops": perform(owner, create_api_key("acme", "service:ops", "tests", None)),
-            "globex": perform(owner, create_api_key("globex", "gx", None, None)),
-        }
-    return {name: str(key.key) for name, key in made.items()}
 
 
 @pytest.fixture

@@ -1,20 +1,26 @@
-"""The ASGI application: the JSON API under /api, /metrics, /openapi.json. One AsyncClient
+"""The ASGI application: the JSON API under /api, /metrics, /openapi.json, and the
+dashboard (:mod:`charter.api.dashboard`) at /. One AsyncClient
 (one pool, on the server's database role — charter_app in production) serves every org;
 each request acts for its key's org as its key's actor."""
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from charter.api import routes
 from charter.api.auth import Unauthenticated, principal
+from charter.api.dashboard import Sessions, dashboard_routes
 from charter.api.http_errors import charter_error_response, error_response
 from charter.api.metrics import metrics_text
 from charter.api.openapi import openapi
@@ -38,14 +44,22 @@ async def _openapi(request: Request) -> Response:
 
 
 def create_app(
-    database_url: str | None = None, *, pool_size: int | None = None, migrate: bool = False
+    database_url: str | None = None,
+    *,
+    pool_size: int | None = None,
+    migrate: bool = False,
+    session_secret: str | None = None,
 ) -> Starlette:
-    """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one)."""
+    """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one).
+    ``session_secret`` signs the dashboard's cookie (``CHARTER_SESSION_SECRET``; a random
+    one per process when unset)."""
+    secret = session_secret or os.environ.get("CHARTER_SESSION_SECRET") or secrets.token_hex(32)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         client = AsyncClient(database_url, migrate=migrate, pool_size=pool_size)
         app.state.client = client
+        app.state.sessions = Sessions()
         try:
             yield {}
         finally:
@@ -56,6 +70,16 @@ def create_app(
             *routes.starlette_routes(),
             Route("/metrics", _metrics, methods=["GET"]),
             Route("/openapi.json", _openapi, methods=["GET"]),
+            *dashboard_routes(),
+        ],
+        middleware=[
+            Middleware(
+                SessionMiddleware,
+                secret_key=secret,
+                session_cookie="charter_session",
+                same_site="strict",
+                https_only=False,
+            )
         ],
         lifespan=lifespan,
     )

@@ -381,3 +381,6 @@ SELECT charter.runs_of_org(%(org_id)s, %(run_ids)s::text[]);
 
 -- name: metrics_counts
 SELECT charter.metrics_counts(%(org_id)s);
+
+-- name: run_graph
+SELECT charter.run_graph(%(org_id)s, %(run_id)s);

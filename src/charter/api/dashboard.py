@@ -1,0 +1,246 @@
+"""The dashboard: server-rendered pages (Jinja2) over the same client calls as the API.
+
+Signing in takes an API key; the browser then holds only a random session id in a signed,
+HTTP-only cookie (the key stays in the server's memory, so a restart signs everyone out).
+Every form carries a CSRF token bound to the session."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from charter.api.auth import Principal, Unauthenticated, principal_from_key
+from charter.api.graph import run_svg
+from charter.errors import CharterError, RunNotFoundError
+from charter.store import Call, first_json, first_value
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+
+class Sessions:
+    """Session id → API key, in this process's memory."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, str] = {}
+
+    def open(self, key: str) -> str:
+        session_id = secrets.token_urlsafe(32)
+        self._keys[session_id] = key
+        return session_id
+
+    def key(self, session_id: str | None) -> str | None:
+        return self._keys.get(session_id or "")
+
+    def close(self, session_id: str | None) -> None:
+        self._keys.pop(session_id or "", None)
+
+
+async def _who(request: Request) -> Principal | None:
+    key = request.app.state.sessions.key(request.session.get("sid"))
+    if key is None:
+        return None
+    try:
+        return await principal_from_key(request.app.state.client, key)
+    except Unauthenticated:
+        return None
+
+
+def _csrf(request: Request) -> str:
+    token = request.session.get("csrf")
+    if not token:
+        token = request.session["csrf"] = secrets.token_urlsafe(32)
+    return str(token)
+
+
+async def _checked_form(request: Request) -> dict[str, Any]:
+    form = dict(await request.form())
+    sent = str(form.get("csrf", ""))
+    if not sent or not secrets.compare_digest(sent, str(request.session.get("csrf", ""))):
+        raise PermissionError("the form's CSRF token does not match this session")
+    return form
+
+
+def _page(
+    request: Request, who: Principal | None, name: str, status: int = 200, **context: Any
+) -> Response:
+    return templates.TemplateResponse(
+        request, name, {"who": who, "csrf": _csrf(request), **context}, status_code=status
+    )
+
+
+View = Callable[[Request, Principal], Awaitable[Response]]
+
+
+def page(name: str) -> Callable[[View], Callable[[Request], Awaitable[Response]]]:
+    """A page that needs a signed-in principal; charter's errors are shown on it."""
+
+    def wrap(view: View) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            who = await _who(request)
+            if who is None:
+                return RedirectResponse(f"/sign-in?next={request.url.path}", status_code=303)
+            try:
+                if request.method == "POST":
+                    await _checked_form(request)
+                return await view(request, who)
+            except PermissionError as exc:
+                return _page(request, who, "error.html", 403, message=str(exc))
+            except CharterError as exc:
+                status = 404 if "NOT_FOUND" in exc.code else 400
+                return _page(
+                    request, who, "error.html", status, message=f"[{exc.code}] {exc.message}"
+                )
+
+        run.__name__ = view.__name__
+        return run
+
+    return wrap
+
+
+async def sign_in(request: Request) -> Response:
+    if request.method == "GET":
+        return _page(request, None, "sign_in.html", next=request.query_params.get("next", "/"))
+    try:
+        form = await _checked_form(request)
+    except PermissionError as exc:
+        return _page(request, None, "sign_in.html", 403, error=str(exc), next="/")
+    key = str(form.get("key", "")).strip()
+    try:
+        await principal_from_key(request.app.state.client, key)
+    except Unauthenticated as exc:
+        return _page(
+            request, None, "sign_in.html", 401, error=exc.message, next=form.get("next", "/")
+        )
+    request.session["sid"] = request.app.state.sessions.open(key)
+    target = str(form.get("next") or "/")
+    return RedirectResponse(target if target.startswith("/") else "/", status_code=303)
+
+
+async def sign_out(request: Request) -> Response:
+    try:
+        await _checked_form(request)
+    except PermissionError:
+        return RedirectResponse("/", status_code=303)
+    request.app.state.sessions.close(request.session.get("sid"))
+    request.session.clear()
+    return RedirectResponse("/sign-in", status_code=303)
+
+
+@page("health.html")
+async def health_page(request: Request, who: Principal) -> Response:
+    report = await who.client.health.report()
+    return _page(request, who, "health.html", report=report)
+
+
+@page("runs.html")
+async def runs_page(request: Request, who: Principal) -> Response:
+    runs = await who.client.list_runs(
+        flow=request.query_params.get("flow") or None,
+        status=request.query_params.get("status") or None,
+        limit=100,
+    )
+    owned = await who.client.store.execute(
+        Call("runs_of_org", {"org_id": who.org_id, "run_ids": [r.id for r in runs]}, first_value)
+    )
+    mine = [r for r in runs if r.id in set(owned or [])]
+    return _page(request, who, "runs.html", runs=mine, query=request.query_params)
+
+
+@page("run.html")
+async def run_page(request: Request, who: Principal) -> Response:
+    run_id = request.path_params["run_id"]
+    graph = await who.client.store.execute(
+        Call("run_graph", {"org_id": who.org_id, "run_id": run_id}, first_json)
+    )
+    if not graph:
+        raise RunNotFoundError(f"Run {run_id!r} does not exist in org {who.org_id}.")
+    if request.method == "POST":
+        form = await request.form()
+        if form.get("action") == "cancel":
+            await who.client.cancel(run_id)
+        elif form.get("action") == "retry":
+            await who.client.retry(run_id)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+    run = await who.client.get_run(run_id)
+    svg = run_svg(graph["compiled"], graph["nodes"])
+    return _page(request, who, "run.html", run=run, svg=svg)
+
+
+@page("documents.html")
+async def documents_page(request: Request, who: Principal) -> Response:
+    docs = await who.client.documents.list(
+        entity_type=request.query_params.get("entity_type") or None,
+        state=request.query_params.get("state") or None,
+        limit=100,
+    )
+    return _page(request, who, "documents.html", documents=docs, query=request.query_params)
+
+
+@page("document.html")
+async def document_page(request: Request, who: Principal) -> Response:
+    doc = await who.client.documents.get(request.path_params["document_id"])
+    history = await who.client.documents.history(doc.id)
+    return _page(request, who, "document.html", doc=doc, history=history)
+
+
+@page("inbox.html")
+async def inbox_page(request: Request, who: Principal) -> Response:
+    requests = await who.client.approvals.inbox(who.actor)
+    shown = []
+    for item in requests:
+        snapshot = await who.client.approvals.snapshot(item.id)
+        diff = await who.client.approvals.diff(item.id)
+        shown.append({"request": item, "snapshot": snapshot, "diff": diff})
+    return _page(request, who, "inbox.html", items=shown)
+
+
+@page("inbox.html")
+async def decide(request: Request, who: Principal) -> Response:
+    form = await request.form()
+    await who.client.approvals.decide(
+        request.path_params["request_id"],
+        str(form.get("decision")),
+        actor=who.actor,
+        entity_version=int(str(form.get("version"))),
+        comment=str(form.get("comment") or "") or None,
+    )
+    return RedirectResponse("/inbox", status_code=303)
+
+
+@page("dead_letters.html")
+async def dead_letters_page(request: Request, who: Principal) -> Response:
+    if request.method == "POST":
+        form = await request.form()
+        ids = [int(str(v)) for v in form.getlist("id")]
+        if form.get("action") == "drop":
+            await who.client.dead_letters.drop(ids, actor=who.actor)
+        else:
+            await who.client.dead_letters.retry(ids, actor=who.actor)
+        return RedirectResponse("/dead-letters", status_code=303)
+    letters = await who.client.dead_letters.list()
+    return _page(request, who, "dead_letters.html", letters=letters)
+
+
+def dashboard_routes() -> list[Route | Mount]:
+    return [
+        Route("/", health_page, methods=["GET"]),
+        Route("/sign-in", sign_in, methods=["GET", "POST"]),
+        Route("/sign-out", sign_out, methods=["POST"]),
+        Route("/runs", runs_page, methods=["GET"]),
+        Route("/runs/{run_id}", run_page, methods=["GET", "POST"]),
+        Route("/documents", documents_page, methods=["GET"]),
+        Route("/documents/{document_id}", document_page, methods=["GET"]),
+        Route("/inbox", inbox_page, methods=["GET"]),
+        Route("/inbox/{request_id}/decision", decide, methods=["POST"]),
+        Route("/dead-letters", dead_letters_page, methods=["GET", "POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]

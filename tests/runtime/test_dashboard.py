@@ -1,0 +1,78 @@
+"""The dashboard over HTTP (no browser): signing in with a key, the session cookie, CSRF on
+every form, another org's pages are 404, and the health page shows the report's figures."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from charter.api import create_app
+
+
+@pytest.fixture
+def site(db_url, login) -> Iterator[TestClient]:
+    with TestClient(create_app(login("charter_app")), follow_redirects=False) as client:
+        yield client
+
+
+def _csrf(page: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert match, page
+    return match.group(1)
+
+
+def _sign_in(site: TestClient, key: str) -> str:
+    token = _csrf(site.get("/sign-in").text)
+    answer = site.post("/sign-in", data={"key": key, "csrf": token, "next": "/"})
+    assert answer.status_code == 303 and answer.headers["location"] == "/"
+    return answer.headers["set-cookie"].lower()
+
+
+def test_pages_need_a_signed_in_key_and_forms_need_their_csrf_token(site, keys):
+    for path in ("/", "/runs", "/documents", "/inbox", "/dead-letters"):
+        answer = site.get(path)
+        assert answer.status_code == 303 and answer.headers["location"].startswith("/sign-in")
+    token = _csrf(site.get("/sign-in").text)
+    wrong = site.post("/sign-in", data={"key": "chk_x_y", "csrf": token})
+    assert wrong.status_code == 401 and "unknown or revoked" in wrong.text
+    forged = site.post("/sign-in", data={"key": keys["clerk"], "csrf": "forged"})
+    assert forged.status_code == 403
+    set_cookie = _sign_in(site, keys["clerk"])
+    assert "httponly" in set_cookie and "samesite=strict" in set_cookie
+    cookie = site.cookies.get("charter_session")
+    assert cookie and keys["clerk"] not in cookie  # the key never leaves the server
+    assert site.get("/").status_code == 200
+    no_token = site.post("/dead-letters", data={"action": "retry", "id": "1"})
+    assert no_token.status_code == 403 and "CSRF" in no_token.text
+    signed_out = site.post("/sign-out", data={"csrf": _csrf(site.get("/").text)})
+    assert signed_out.status_code == 303
+    assert site.get("/").status_code == 303
+
+
+def test_the_health_page_shows_the_reports_figures(site, keys, acme, engine):
+    acme.side_effects.webhook("http://127.0.0.1:9/x", {}, max_attempts=1)
+    deadline = time.monotonic() + 20
+    while not acme.dead_letters.list():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    _sign_in(site, keys["ops"])
+    page = site.get("/").text
+    report = acme.health.report()
+    shown = dict(re.findall(r'<b id="([\w-]+)">([^<]*)</b>', page))
+    assert shown["workers-alive"] == str(report.workers_alive)
+    assert shown["instances-running"] == str(report.instances["running"])
+    assert shown["dead-letters"] == str(
+        report.side_effects["deadLetters"] + report.document_events["deadLetters"]
+    )
+    assert shown["effects-pending"] == str(report.side_effects["pending"])
+
+
+def test_another_orgs_run_and_document_are_404(site, keys, acme, engine):
+    doc = acme.documents.create("ap_invoice", {"grand_total": 5}, actor="clerk")
+    _sign_in(site, keys["globex"])
+    assert site.get(f"/documents/{doc.id}").status_code == 404
+    assert site.get("/runs/nope").status_code == 404
