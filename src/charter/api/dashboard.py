@@ -6,6 +6,7 @@ Every form carries a CSRF token bound to the session."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,6 +25,10 @@ from charter.store import Call, first_json, first_value
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
+# JSON as people read it (autoescaping keeps it safe in the page).
+templates.env.filters["json"] = lambda value, indent=None: json.dumps(
+    value, indent=indent, ensure_ascii=False, default=str
+)
 
 
 class Sessions:

@@ -15,6 +15,7 @@ from charter.cli.common import out, print_json, target
 from charter.cli.options import flag, option
 from charter.client import Client
 from charter.db import connection
+from charter.db.migrate import ensure_current
 from charter.errors import ArgumentError
 from charter.store import perform
 
@@ -64,7 +65,8 @@ def serve_command(*, database_url: str | None, host: str, port: int) -> int:
     from charter.api import create_app
 
     resolved = target(database_url)  # fail here, with charter's message, if unreachable
-    app = create_app(resolved.url if resolved.embedded is None else None)
+    # The owner brings the schema up to date first; an app role checks it is current.
+    app = create_app(resolved.url if resolved.embedded is None else None, migrate=True)
     out.print(f"charter serve on http://{host}:{port} (database {resolved.display})")
     uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0
@@ -74,6 +76,7 @@ def keys_create_command(
     *, database_url: str | None, org: str, actor: str, label: str | None
 ) -> int:
     with connection.connect(target(database_url)) as conn:
+        ensure_current(conn)
         key = perform(conn, health.create_api_key(org, actor, label, getpass.getuser()))
     out.print(
         f"key {key.id} for {escape(key.actor)} in org {escape(key.org_id)} (shown once, "
@@ -84,6 +87,7 @@ def keys_create_command(
 
 def keys_list_command(*, database_url: str | None, org: str | None, json: bool) -> int:
     with connection.connect(target(database_url)) as conn:
+        ensure_current(conn)
         keys = perform(conn, health.list_api_keys(org))
     if json:
         print_json([dataclasses.asdict(k) for k in keys])
