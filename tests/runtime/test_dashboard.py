@@ -76,3 +76,24 @@ def test_another_orgs_run_and_document_are_404(site, keys, acme, engine):
     _sign_in(site, keys["globex"])
     assert site.get(f"/documents/{doc.id}").status_code == 404
     assert site.get("/runs/nope").status_code == 404
+
+
+def test_a_stuck_instance_shows_on_the_health_page_and_can_be_force_failed(
+    site, keys, acme, engine, sql
+):
+    from .test_health import _waiting_memo
+
+    waiting = _waiting_memo(acme)
+    run_id = waiting.workflow.run_id
+    sql("DELETE FROM charter.instance_waits WHERE run_id = %s", run_id)
+    sql("UPDATE charter.workflow_instances SET updated_at = now() - interval '20 minutes'"
+        " WHERE id = %s", run_id)  # fmt: skip
+    _sign_in(site, keys["ops"])
+    page = site.get("/").text
+    assert f'data-run="{run_id}"' in page
+    answer = site.post(f"/stuck/{run_id}", data={"action": "force-fail", "reason": "lost",
+                                                 "csrf": _csrf(page)})  # fmt: skip
+    assert answer.status_code == 303
+    failed = acme.documents.get(waiting.id).workflow
+    assert failed.status == "failed" and failed.error["code"] == "STUCK_FORCE_FAILED"
+    assert f'data-run="{run_id}"' not in site.get("/").text

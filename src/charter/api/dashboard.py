@@ -146,6 +146,22 @@ async def health_page(request: Request, who: Principal) -> Response:
     return _page(request, who, "health.html", report=report)
 
 
+@page("health.html")
+async def stuck_action(request: Request, who: Principal) -> Response:
+    """The stuck detector's ways out, from the health page."""
+    form = await request.form()
+    run_id = request.path_params["run_id"]
+    action = form.get("action")
+    if action == "nudge":
+        await who.client.health.nudge(run_id, actor=who.actor)
+    elif action == "rebuild":
+        await who.client.health.rebuild(run_id)
+    elif action == "force-fail":
+        reason = str(form.get("reason") or "").strip() or "stuck (failed from the dashboard)"
+        await who.client.health.force_fail(run_id, reason, actor=who.actor)
+    return RedirectResponse("/", status_code=303)
+
+
 @page("runs.html")
 async def runs_page(request: Request, who: Principal) -> Response:
     runs = await who.client.list_runs(
@@ -240,6 +256,7 @@ def dashboard_routes() -> list[Route | Mount]:
         Route("/", health_page, methods=["GET"]),
         Route("/sign-in", sign_in, methods=["GET", "POST"]),
         Route("/sign-out", sign_out, methods=["POST"]),
+        Route("/stuck/{run_id}", stuck_action, methods=["POST"]),
         Route("/runs", runs_page, methods=["GET"]),
         Route("/runs/{run_id}", run_page, methods=["GET", "POST"]),
         Route("/documents", documents_page, methods=["GET"]),
