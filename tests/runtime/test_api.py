@@ -230,3 +230,22 @@ def test_dead_letters_health_metrics_and_openapi(api, keys, acme, engine, sql):
     spec = api.get("/openapi.json").json()
     assert spec["openapi"].startswith("3.") and "/api/documents/{document_id}" in spec["paths"]
     assert {r.path for r in ROUTES} == set(spec["paths"])
+
+
+def test_definitions_list_their_versions_and_the_per_slot_diff(api, keys):
+    from charter.compiler.diff import diff_effective
+    from charter.compiler.effective import compile_effective
+    from charter.compiler.envelope import generate_envelope
+    from charter.dsl.contract import EntityContract
+    from charter.usecases import USE_CASES
+
+    ops = _as(keys["ops"])
+    listed = {e["entity_type"]: e for e in api.get("/api/definitions", headers=ops).json()}
+    assert {"ap_invoice", "sales_order", "shipment", "royalty_period"} <= set(listed)
+    invoice = listed["ap_invoice"]
+    assert invoice["current_version_id"] in [v["versionId"] for v in invoice["versions"]]
+    contract, org = USE_CASES["A"]
+    envelope = generate_envelope(EntityContract.from_json(contract))
+    expected = diff_effective(compile_effective(envelope, org), compile_effective(envelope))
+    assert api.get("/api/definitions/ap_invoice/diff", headers=ops).json() == expected
+    assert api.get("/api/definitions/nothing/diff", headers=ops).status_code == 404

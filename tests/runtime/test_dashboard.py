@@ -97,3 +97,10 @@ def test_a_stuck_instance_shows_on_the_health_page_and_can_be_force_failed(
     failed = acme.documents.get(waiting.id).workflow
     assert failed.status == "failed" and failed.error["code"] == "STUCK_FORCE_FAILED"
     assert f'data-run="{run_id}"' not in site.get("/").text
+
+
+def test_the_definitions_page_shows_versions_and_the_diff_by_slot(site, keys, acme):
+    _sign_in(site, keys["ops"])
+    page = site.get("/definitions").text
+    assert 'data-entity-type="ap_invoice"' in page and 'data-slot="slot:review"' in page
+    assert "current" in page

@@ -251,6 +251,13 @@ async def dead_letters_page(request: Request, who: Principal) -> Response:
     return _page(request, who, "dead_letters.html", letters=letters)
 
 
+@page("definitions.html")
+async def definitions_page(request: Request, who: Principal) -> Response:
+    from charter.api.definitions_view import overview
+
+    return _page(request, who, "definitions.html", entries=await overview(who))
+
+
 def dashboard_routes() -> list[Route | Mount]:
     return [
         Route("/", health_page, methods=["GET"]),
@@ -264,5 +271,6 @@ def dashboard_routes() -> list[Route | Mount]:
         Route("/inbox", inbox_page, methods=["GET"]),
         Route("/inbox/{request_id}/decision", decide, methods=["POST"]),
         Route("/dead-letters", dead_letters_page, methods=["GET", "POST"]),
+        Route("/definitions", definitions_page, methods=["GET"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

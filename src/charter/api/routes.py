@@ -421,6 +421,28 @@ async def archive_definition(request: Request, who: Principal) -> Any:
     return await who.client.definitions.archive(request.path_params["version_id"])
 
 
+@api("GET", "/api/definitions", "Entity types, the org's versions, and per-slot diffs of the "
+     "current effective workflows against their envelopes", "definitions")  # fmt: skip
+async def list_definitions(request: Request, who: Principal) -> Any:
+    from charter.api.definitions_view import overview
+
+    return await overview(who)
+
+
+@api("GET", "/api/definitions/{entity_type}/diff", "What the org changed, by slot (the diff "
+     "view)", "definitions")  # fmt: skip
+async def definition_diff(request: Request, who: Principal) -> Any:
+    from charter.api.definitions_view import overview
+    from charter.errors import DefinitionNotFoundError
+
+    for entry in await overview(who):
+        if entry["entity_type"] == request.path_params["entity_type"] and entry["diff"]:
+            return entry["diff"]
+    raise DefinitionNotFoundError(
+        f"Org {who.org_id} has no effective workflow for {request.path_params['entity_type']!r}."
+    )
+
+
 @api("GET", "/api/definitions/{entity_type}/current", "The definition an entity type runs now",
      "definitions")  # fmt: skip
 async def current_definition(request: Request, who: Principal) -> Any:

@@ -384,3 +384,6 @@ SELECT charter.metrics_counts(%(org_id)s);
 
 -- name: run_graph
 SELECT charter.run_graph(%(org_id)s, %(run_id)s);
+
+-- name: definition_overview
+SELECT charter.definition_overview(%(org_id)s);
