@@ -49,6 +49,8 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
            help="tasks claimed per query")  # fmt: skip
     option(worker, "--lease-seconds", type=positive_int, default=defaults.lease_seconds,
            help="how long a claimed task stays ours without a heartbeat")  # fmt: skip
+    option(worker, "--metrics-port", type=int, default=None,
+           help="also serve the worker's own metrics at 127.0.0.1:PORT/metrics")  # fmt: skip
     option(worker, "--poll-interval", type=positive_float, default=defaults.poll_interval,
            help="seconds between polls when idle")  # fmt: skip
     option(worker, "--grace", type=positive_float, default=defaults.grace_seconds,
@@ -111,6 +113,7 @@ def worker_command(
     block_warning: float,
     pool_size: int,
     check_only: bool,
+    metrics_port: int | None = None,
 ) -> int:
     loaded = load_flows(flows, allow_actions_only=True) if flows else []
     resolved = target(database_url)
@@ -125,6 +128,12 @@ def worker_command(
     if check_only:
         log.info("flows ready: %s", ", ".join(f.slug for f in loaded) or "none")
         return 0
+    if metrics_port is not None:
+        from charter.worker.metrics import METRICS
+
+        METRICS.serve(metrics_port)
+        METRICS.up.set(1)
+        log.info("worker metrics on http://127.0.0.1:%d/metrics", metrics_port)
     settings = WorkerSettings(
         concurrency=concurrency,
         batch_size=batch_size,

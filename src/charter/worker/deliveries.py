@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from charter.worker.channels.email import EmailSender, SmtpSettings
 from charter.worker.channels.sms import SmsProvider, sms_provider_from_env
 from charter.worker.channels.webhook import WebhookSender
 from charter.worker.completion import RETRYABLE_DB_ERRORS
+from charter.worker.metrics import METRICS
 from charter.worker.queue_tasks import TaskRunner
 
 log = logging.getLogger("charter.worker")
@@ -151,12 +153,16 @@ class SideEffectDelivery:
 
     async def _answer(self, row: dict[str, Any]) -> None:
         self._inflight.add(row["id"])
+        started = time.monotonic()
+        channel = _channel(row)
         try:
-            await self._answer_row(row)
+            result = await self._answer_row(row)
         finally:
             self._inflight.discard(row["id"])
+        METRICS.delivery_seconds.labels(channel).observe(time.monotonic() - started)
+        METRICS.deliveries.labels(channel, result).inc()
 
-    async def _answer_row(self, row: dict[str, Any]) -> None:
+    async def _answer_row(self, row: dict[str, Any]) -> str:
         if row["kind"] == "task":
             assert self._tasks is not None
             outcome = await self._tasks.run(row)
@@ -170,7 +176,7 @@ class SideEffectDelivery:
                 )
             )
             self._count(row, result, None)
-            return
+            return str(result)
         elif row["effectType"] == "notification":
             outcome = await self._send(row)
         else:
@@ -184,6 +190,7 @@ class SideEffectDelivery:
             )
         )
         self._count(row, result, outcome)
+        return str(result)
 
     async def _send(self, row: dict[str, Any]) -> Outcome:
         """An effect sent; whatever goes wrong in charter's own code is this row's final
@@ -248,3 +255,9 @@ class SideEffectDelivery:
                 "retried later" if result == "retry" else "dead-lettered",
                 extra={"worker": self.worker_id, "run_id": row.get("runId")},
             )
+
+
+def _channel(row: dict[str, Any]) -> str:
+    if row["effectType"] == "notification":
+        return str(row["request"].get("channel") or "email")
+    return str(row["effectType"])

@@ -46,6 +46,7 @@ from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.documents import DocumentsEngine
 from charter.worker.execute import Executor
+from charter.worker.metrics import METRICS
 from charter.worker.task import Outcome, Task, plain_error, task_from_row
 from charter.worker.watchdog import LoopWatchdog
 
@@ -302,6 +303,9 @@ class Worker:
         finally:
             self._inflight.pop(task.id, None)
             self._slot_freed.set()
+        METRICS.steps.labels(
+            task.flow, task.step, "completed" if outcome.succeeded else "failed"
+        ).observe(outcome.duration)
         if task.id in self._lost:
             self._lost.discard(task.id)
             return
