@@ -17,6 +17,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from charter import tracing
 from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
@@ -192,6 +193,9 @@ def mutate(
     node_id: str | None = None,
 ) -> Operation[Document]:
     _whole(expected_version, "expected_version")
+    trace = tracing.trace_id_for_call(
+        None if trace_id is None else text_argument(trace_id, "trace_id")
+    )
     params = {
         "org_id": org_id,
         "action": text_argument(action, "action"),
@@ -201,7 +205,7 @@ def mutate(
         "entity_type": None if entity_type is None else text_argument(entity_type, "entity type"),
         "expected_version": expected_version,
         "reason": None if reason is None else _text(reason, "reason", 2000),
-        "trace_id": None if trace_id is None else text_argument(trace_id, "trace_id"),
+        "trace_id": trace,
         "to": None if to is None else text_argument(to, "to"),
         "via": text_argument(via, "via"),
         "node_id": None if node_id is None else text_argument(node_id, "node_id"),
@@ -212,7 +216,13 @@ def mutate(
     call = Call(
         "mutate", params, first_json, retry_safe=safe, what=f"{action} of document {document_id}"
     )
-    return document((yield call))
+    attributes = {"charter.action": action, "charter.actor": actor, "charter.org": org_id}
+    with tracing.span("charter.mutate", trace, attributes) as span:
+        made = document((yield call))
+        if span is not None:
+            span.set_attribute("charter.document", made.id)
+            span.set_attribute("charter.version", made.version)
+    return made
 
 
 def amend(

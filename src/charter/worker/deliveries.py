@@ -24,6 +24,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from charter import tracing
 from charter.backoff import Backoff
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.channels import Outcome, delivered, refused
@@ -155,8 +156,17 @@ class SideEffectDelivery:
         self._inflight.add(row["id"])
         started = time.monotonic()
         channel = _channel(row)
+        attributes = {
+            "charter.channel": channel,
+            "charter.effect": row["id"],
+            "charter.attempt": row["attempt"],
+            "charter.run": row.get("runId") or "",
+        }
         try:
-            result = await self._answer_row(row)
+            with tracing.span("charter.side_effect", row.get("traceId"), attributes) as span:
+                result = await self._answer_row(row)
+                if span is not None:
+                    span.set_attribute("charter.result", result)
         finally:
             self._inflight.discard(row["id"])
         METRICS.delivery_seconds.labels(channel).observe(time.monotonic() - started)

@@ -24,13 +24,16 @@ import inspect
 import logging
 import traceback
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from charter import tracing
 from charter.actions import ActionContext, ActionHandler
 from charter.backoff import Backoff
 from charter.engine.artifacts import problem, stored_version
+from charter.engine.runs import timestamp
 from charter.errors import CompiledWorkflowError
 from charter.payloads import json_text
 from charter.store import AsyncStore, Call, first_value, json_rows
@@ -124,6 +127,7 @@ class DocumentsEngine:
         )
         if claimed:
             await self.verify_versions()  # an event may start an instance of a new version
+            traces = await self._event_traces(claimed)
             result = await self.store.execute(
                 Call(
                     "apply_document_events",
@@ -135,6 +139,8 @@ class DocumentsEngine:
             )
             self.counts.applied += result["applied"]
             self.counts.failed += result["failed"]
+            if traces:
+                await self._report_traces(traces)
             if result["failed"]:
                 log.warning(
                     "%d of %d document events failed; they are retried with backoff",
@@ -158,6 +164,40 @@ class DocumentsEngine:
         )
         self.counts.ticks += ticks or 0
         return bool(claimed) or bool(resumed) or bool(ran) or bool(ticks)
+
+    async def _event_traces(self, claimed: Any) -> list[dict[str, Any]]:
+        """The claimed events' trace ids (only when OpenTelemetry is installed)."""
+        if not tracing.enabled():
+            return []
+        rows = await self.store.execute(Call("event_traces", {"events": Jsonb(claimed)}, json_rows))
+        return list(rows)
+
+    async def _report_traces(self, traces: list[dict[str, Any]]) -> None:
+        """A span per applied event on its trace, and one per node it ran, read back from
+        the evidence (the engine runs in SQL; the evidence has each node's times)."""
+        ended = datetime.now(UTC)
+        since = min(timestamp(t["at"]) or ended for t in traces)
+        documents = [{"orgId": t["orgId"], "documentId": t["documentId"]} for t in traces]
+        nodes = await self.store.execute(
+            Call("trace_nodes", {"documents": Jsonb(documents), "since": since}, json_rows)
+        )
+        by_document: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for node in nodes:
+            by_document.setdefault((node["orgId"], node["documentId"]), []).append(node)
+        for event in traces:
+            advance = tracing.record(
+                "charter.advance", event["traceId"], timestamp(event["at"]), ended,
+                {"charter.document": event["documentId"], "charter.event": event["eventType"],
+                 "charter.entity_type": event["entityType"], "charter.worker": self.worker_id},
+            )  # fmt: skip
+            for node in by_document.pop((event["orgId"], event["documentId"]), []):
+                tracing.record(
+                    f"charter.node {node['nodeType'] or 'node'}", event["traceId"],
+                    timestamp(node.get("startedAt")), timestamp(node.get("finishedAt")),
+                    {"charter.node": node["node"], "charter.run": node["runId"],
+                     "charter.status": node["status"]},
+                    parent=advance,
+                )  # fmt: skip
 
     async def run_actions(self) -> int:
         """Claim the handler tasks of this worker's @charter.action handlers and run them."""

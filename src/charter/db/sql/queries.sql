@@ -387,3 +387,9 @@ SELECT charter.run_graph(%(org_id)s, %(run_id)s);
 
 -- name: definition_overview
 SELECT charter.definition_overview(%(org_id)s);
+
+-- name: event_traces
+SELECT charter.event_traces(%(events)s::jsonb);
+
+-- name: trace_nodes
+SELECT charter.trace_nodes(%(documents)s::jsonb, %(since)s);
