@@ -249,3 +249,65 @@ def test_definitions_list_their_versions_and_the_per_slot_diff(api, keys):
     expected = diff_effective(compile_effective(envelope, org), compile_effective(envelope))
     assert api.get("/api/definitions/ap_invoice/diff", headers=ops).json() == expected
     assert api.get("/api/definitions/nothing/diff", headers=ops).status_code == 404
+
+
+def test_the_remaining_endpoints_do_what_they_say(api, keys, acme, engine, db_url):
+    clerk, clerk2, ops = _as(keys["clerk"]), _as(keys["clerk2"]), _as(keys["ops"])
+    # mutate (a declared action: the contract's gate, spelled as an action) and amend.
+    doc = api.post(
+        "/api/documents",
+        headers=clerk,
+        json={"entity_type": "ap_invoice", "data": {"grand_total": 9000}},
+    ).json()
+    mutated = api.post(
+        f"/api/documents/{doc['id']}/mutate",
+        headers=clerk,
+        json={"action": "update", "changes": {"grand_total": 9100}},
+    )
+    assert mutated.status_code == 200 and mutated.json()["data"]["grand_total"] == 9100
+    api.post(f"/api/documents/{doc['id']}/transitions", headers=clerk, json={"gate": "submit"})
+    deadline = time.monotonic() + 20
+    while not (inbox := api.get("/api/approvals/inbox", headers=clerk2).json()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    request_id = inbox[0]["id"]
+    assert api.get(f"/api/approvals/{request_id}", headers=clerk2).json()["id"] == request_id
+    assert api.get(f"/api/approvals/{request_id}/diff", headers=clerk2).status_code == 200
+    amended = api.post(
+        f"/api/documents/{doc['id']}/amend",
+        headers=clerk,
+        json={"changes": {"grand_total": 9200}, "reason": "typo"},
+    )
+    assert amended.status_code == 200 and amended.json()["data"]["grand_total"] == 9200
+    listed = api.get("/api/documents?entity_type=ap_invoice", headers=clerk).json()
+    assert doc["id"] in [d["id"] for d in listed]
+    # definitions: publish, a draft, current, archive. Contracts are the owner's to publish
+    # (the app may confirm one as published); org definitions are the org's.
+    memo = defs.contract("memo", {"code": "string"})
+    refused = api.post("/api/definitions", headers=ops, json={"contract": memo})
+    assert refused.status_code == 403 and "owner" in refused.json()["error"]["message"]
+    acme.definitions.publish(memo)
+    confirmed = api.post("/api/definitions", headers=ops, json={"contract": memo})
+    assert confirmed.status_code == 201 and confirmed.json()["status"] == "verified"
+    org = defs.org_definition(
+        "memo", [("x", "script", {"expression": "true", "assignTo": "context.x"})], []
+    )
+    draft = api.post("/api/definitions/drafts", headers=ops, json=org)
+    assert draft.status_code == 201 and draft.json()["status"] == "draft"
+    published = api.post(
+        "/api/definitions", headers=ops, json={"contract": memo, "org_definition": org}
+    )
+    current = api.get("/api/definitions/memo/current", headers=ops).json()
+    assert current["version_id"] == published.json()["version_id"]
+    archived = api.post(f"/api/definitions/{draft.json()['version_id']}/archive", headers=ops)
+    assert archived.status_code == 200 and archived.json()["status"] == "archived"
+    # runs: a failed run is retried.
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        install(owner, analyze_site())
+    run_id = api.post("/api/runs", headers=ops, json={"flow": "analyze_site", "input": {}}).json()[
+        "id"
+    ]
+    not_failed = api.post(f"/api/runs/{run_id}/retry", headers=ops)
+    assert (
+        not_failed.status_code == 409 and not_failed.json()["error"]["code"] == "RUN_STATE_INVALID"
+    )

@@ -1,5 +1,6 @@
 """A run's graph as SVG, drawn on the server: nodes in columns by their longest path from
-the start, coloured by state, edges as arrows (labels on hover). No script needed."""
+the start, coloured by state, with their token and (on hover) the slot that contributed
+them — the envelope's own, or an org's slot; edges as arrows. No script needed."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def run_svg(compiled: dict[str, Any], states: dict[str, dict[str, Any]]) -> str:
             f'stroke="#555"{dash} marker-end="url(#arrow)"><title>{label}</title></line>'
         )
     nodes = compiled.get("nodes") or {}
+    slots = compiled.get("slotMap") or {}
     for node, (x, y) in where.items():
         state = states.get(node) or {}
         status = str(state.get("status") or "waiting")
@@ -61,14 +63,15 @@ def run_svg(compiled: dict[str, Any], states: dict[str, dict[str, Any]]) -> str:
         )
         token = f" · {state['token']}" if state.get("token") else ""
         parts.append(
-            f'<g class="node" data-node="{escape(node)}" data-status="{escape(status)}">'
+            f'<g class="node" data-node="{escape(node)}" data-status="{escape(status)}" '
+            f'data-slot="{escape(str(slots.get(node, "envelope")))}">'
             f'<rect x="{x}" y="{y}" width="{_W}" height="{_H}" rx="6" '
             f'fill="{COLOURS.get(status, "#bdbdbd")}"/>'
             f'<text x="{x + 8}" y="{y + 18}" fill="#fff" font-size="12">'
             f"{escape(_short(node))}</text>"
             f'<text x="{x + 8}" y="{y + 34}" fill="#fff" font-size="10">'
             f"{escape(kind)} · {escape(status)}{escape(token)}</text>"
-            f"<title>{escape(node)}</title></g>"
+            f"<title>{escape(node)} ({escape(str(slots.get(node, 'envelope')))})</title></g>"
         )
     parts.append("</svg>")
     return "".join(parts)

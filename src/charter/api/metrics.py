@@ -66,6 +66,14 @@ class _Snapshot(Collector):
         for r in c["runs"]:
             runs.add_metric([r["flow"], r["status"]], r["count"])
         yield runs
+        retries = GaugeMetricFamily(
+            "charter_retries_last_hour",
+            "Attempts that failed and were tried again, last hour",
+            labels=["kind"],
+        )
+        retries.add_metric(["step"], c["retries"]["steps"])
+        retries.add_metric(["side_effect"], c["retries"]["sideEffects"])
+        yield retries
         docs = GaugeMetricFamily("charter_documents", "Documents by type and state",
                                  labels=["entity_type", "state"])  # fmt: skip
         for d in c["documents"]:

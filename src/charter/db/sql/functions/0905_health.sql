@@ -161,6 +161,12 @@ AS $$
                                                               'count', r.n)), '[]'::jsonb)
                    FROM (SELECT r.workflow_slug, r.status, count(*) AS n FROM charter.runs AS r
                           WHERE r.org_id = o.org GROUP BY 1, 2) AS r),
+        'retries', jsonb_build_object(
+            'steps', (SELECT count(*) FROM charter.step_executions AS e
+                       WHERE e.org_id = o.org AND e.status = 'failed' AND NOT e.terminal
+                         AND e.finished_at > now() - interval '1 hour'),
+            'sideEffects', (SELECT coalesce(sum(greatest(x.attempts - 1, 0)), 0) FROM charter.side_effects AS x
+                             WHERE x.org_id = o.org AND x.created_at > now() - interval '1 hour')),
         'documents', (SELECT coalesce(jsonb_agg(jsonb_build_object('entityType', d.entity_type, 'state', d.state,
                                                                    'count', d.n)), '[]'::jsonb)
                         FROM (SELECT d.entity_type, d.state, count(*) AS n FROM charter.documents AS d
