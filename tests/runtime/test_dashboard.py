@@ -104,3 +104,21 @@ def test_the_definitions_page_shows_versions_and_the_diff_by_slot(site, keys, ac
     page = site.get("/definitions").text
     assert 'data-entity-type="ap_invoice"' in page and 'data-slot="slot:review"' in page
     assert "current" in page
+
+
+def test_the_inbox_says_why_a_request_closed(site, keys, acme, engine):
+    doc = acme.documents.create("ap_invoice", {"grand_total": 9000, "vendor_id": "v-1"},
+                                actor="clerk")  # fmt: skip
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    deadline = time.monotonic() + 20
+    while not acme.approvals.inbox("clerk2"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    acme.documents.amend(doc.id, {"grand_total": 9500}, actor="clerk", reason="typo")
+    while acme.approvals.history(doc.id)[0].status == "pending":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    _sign_in(site, keys["clerk2"])
+    page = site.get("/inbox").text
+    closed = page.split('id="closed"', 1)[1]
+    assert doc.id[:8] in closed and "voided" in closed

@@ -20,8 +20,9 @@ from starlette.templating import Jinja2Templates
 
 from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
+from charter.approvals import request as approval_request
 from charter.errors import CharterError, RunNotFoundError
-from charter.store import Call, first_json, first_value
+from charter.store import Call, first_json, first_value, json_rows
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -221,7 +222,11 @@ async def inbox_page(request: Request, who: Principal) -> Response:
         snapshot = await who.client.approvals.snapshot(item.id)
         diff = await who.client.approvals.diff(item.id)
         shown.append({"request": item, "snapshot": snapshot, "diff": diff})
-    return _page(request, who, "inbox.html", items=shown)
+    rows = await who.client.store.execute(
+        Call("approvals_closed_for", {"org_id": who.org_id, "user_id": who.actor}, json_rows)
+    )
+    closed = [approval_request(row) for row in rows]
+    return _page(request, who, "inbox.html", items=shown, closed=closed)
 
 
 @page("inbox.html")

@@ -393,3 +393,6 @@ SELECT charter.event_traces(%(events)s::jsonb);
 
 -- name: trace_nodes
 SELECT charter.trace_nodes(%(documents)s::jsonb, %(since)s);
+
+-- name: approvals_closed_for
+SELECT charter.approvals_closed_for(%(org_id)s, %(user_id)s);

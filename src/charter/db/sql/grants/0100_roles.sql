@@ -72,7 +72,8 @@ TO charter_app;
 GRANT EXECUTE ON FUNCTION
     charter.authenticate_api_key, charter.health_report, charter.stuck_instances,
     charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance,
-    charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview
+    charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview,
+    charter.approvals_closed_for
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,
