@@ -41,6 +41,9 @@ def test_pages_need_a_signed_in_key_and_forms_need_their_csrf_token(site, keys):
     assert wrong.status_code == 401 and "unknown or revoked" in wrong.text
     forged = site.post("/sign-in", data={"key": keys["clerk"], "csrf": "forged"})
     assert forged.status_code == 403
+    elsewhere = site.post("/sign-in", data={"key": keys["clerk"], "csrf": token,
+                                            "next": "//evil.example/"})  # fmt: skip
+    assert elsewhere.headers["location"] == "/"  # never an open redirect
     set_cookie = _sign_in(site, keys["clerk"])
     assert "httponly" in set_cookie and "samesite=strict" in set_cookie
     cookie = site.cookies.get("charter_session")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -33,18 +34,25 @@ templates.env.filters["json"] = lambda value, indent=None: json.dumps(
 
 
 class Sessions:
-    """Session id → API key, in this process's memory."""
+    """Session id → API key, in this process's memory; a session lasts 12 hours."""
+
+    LIFETIME = 12 * 3600.0
 
     def __init__(self) -> None:
-        self._keys: dict[str, str] = {}
+        self._keys: dict[str, tuple[str, float]] = {}
 
     def open(self, key: str) -> str:
+        now = time.monotonic()
+        self._keys = {s: v for s, v in self._keys.items() if now - v[1] < self.LIFETIME}
         session_id = secrets.token_urlsafe(32)
-        self._keys[session_id] = key
+        self._keys[session_id] = (key, now)
         return session_id
 
     def key(self, session_id: str | None) -> str | None:
-        return self._keys.get(session_id or "")
+        found = self._keys.get(session_id or "")
+        if found is None or time.monotonic() - found[1] >= self.LIFETIME:
+            return None
+        return found[0]
 
     def close(self, session_id: str | None) -> None:
         self._keys.pop(session_id or "", None)
@@ -128,7 +136,9 @@ async def sign_in(request: Request) -> Response:
         )
     request.session["sid"] = request.app.state.sessions.open(key)
     target = str(form.get("next") or "/")
-    return RedirectResponse(target if target.startswith("/") else "/", status_code=303)
+    # Only a path of this site: never another origin ("//host", "/\\host").
+    local = target.startswith("/") and not target.startswith(("//", "/\\"))
+    return RedirectResponse(target if local else "/", status_code=303)
 
 
 async def sign_out(request: Request) -> Response:
