@@ -171,6 +171,10 @@ def test_another_orgs_ids_are_404(api, keys, acme, db_url, engine):
         answer = api.request(method, path, headers=globex, json=body)
         assert answer.status_code == 404, (method, path, answer.json())
     assert run_id not in [r["id"] for r in api.get("/api/runs", headers=globex).json()]
+    # The health of an org shows its own flow queues, not another's.
+    queues = api.get("/api/health", headers=_as(keys["ops"])).json()["flow_queues"]
+    assert [q["flow"] for q in queues] == ["analyze_site"]
+    assert api.get("/api/health", headers=globex).json()["flow_queues"] == []
     assert api.post(f"/api/runs/{run_id}/cancel", headers=_as(keys["ops"])).json() == {
         "id": run_id,
         "status": "cancelled",

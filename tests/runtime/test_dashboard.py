@@ -125,3 +125,13 @@ def test_the_inbox_says_why_a_request_closed(site, keys, acme, engine):
     page = site.get("/inbox").text
     closed = page.split('id="closed"', 1)[1]
     assert doc.id[:8] in closed and "voided" in closed
+
+
+def test_a_hand_made_form_gets_a_clear_error_not_a_crash(site, keys):
+    _sign_in(site, keys["clerk2"])
+    token = _csrf(site.get("/inbox").text)
+    answer = site.post("/inbox/nope/decision", data={"csrf": token, "decision": "approved",
+                                                     "version": "two"})  # fmt: skip
+    assert answer.status_code == 400 and "reload" in answer.text
+    answer = site.post("/dead-letters", data={"csrf": token, "action": "retry", "id": "x"})
+    assert answer.status_code == 400

@@ -113,6 +113,9 @@ def page(name: str) -> Callable[[View], Callable[[Request], Awaitable[Response]]
                 return _page(
                     request, who, "error.html", status, message=f"[{exc.code}] {exc.message}"
                 )
+            except ValueError:  # a form value that is no number: a hand-made request
+                message = "the form's values are not what this page sends; reload it"
+                return _page(request, who, "error.html", 400, message=message)
 
         run.__name__ = view.__name__
         return run

@@ -39,7 +39,26 @@ AS $$
         'workersAlive', (SELECT count(*) FROM charter.workers AS w
                           WHERE w.stopped_at IS NULL
                             AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
-        'flowQueues', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM charter.queue_stats() AS q),
+        -- The org's own flow tasks only (queue_stats() is every org's, for the owner).
+        'flowQueues', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                               'flow', q.workflow_slug, 'versionId', q.version_id, 'version', v.version,
+                               'ready', q.ready, 'scheduled', q.scheduled, 'running', q.running,
+                               'oldestReadySeconds', q.oldest_ready_seconds,
+                               'servingWorkers', (SELECT count(*) FROM charter.workers AS w
+                                                   WHERE q.version_id = ANY (w.versions) AND w.stopped_at IS NULL
+                                                     AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)))
+                               ORDER BY q.workflow_slug, v.version), '[]'::jsonb)
+                         FROM (SELECT t.workflow_slug, t.version_id,
+                                      count(*) FILTER (WHERE t.status = 'queued' AND t.available_at <= now()) AS ready,
+                                      count(*) FILTER (WHERE t.status = 'queued' AND t.available_at > now()) AS scheduled,
+                                      count(*) FILTER (WHERE t.status = 'started') AS running,
+                                      extract(epoch FROM now() - min(t.available_at)
+                                              FILTER (WHERE t.status = 'queued' AND t.available_at <= now()))::float8
+                                          AS oldest_ready_seconds
+                                 FROM charter.tasks AS t
+                                WHERE t.status IN ('queued', 'started') AND t.org_id = o.org
+                                GROUP BY t.workflow_slug, t.version_id) AS q
+                         JOIN charter.workflow_versions AS v ON v.id = q.version_id),
         'documentEvents', (SELECT jsonb_build_object(
                 'pending', count(*) FILTER (WHERE e.status IN ('pending', 'failed')),
                 'processing', count(*) FILTER (WHERE e.status = 'processing'),
