@@ -81,6 +81,17 @@ def _sign_in(browser: Any, server: str, key: str) -> None:
     _shows(browser, "h1", "Health of")
 
 
+def _present(browser: Any, selector: str) -> Any:
+    """The element, once the page that has it has loaded (never one of the page before)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, 10).until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, selector))
+    )
+
+
 def _shows(browser: Any, selector: str, text: str) -> None:
     """Waits until the page's first ``selector`` element contains ``text``."""
     from selenium.webdriver.common.by import By
@@ -110,8 +121,8 @@ def test_an_invoice_is_approved_in_the_inbox_and_becomes_active(
     acme.documents.transition(doc.id, "submit", actor="clerk")
     _until(lambda: acme.approvals.inbox("clerk2"))
     _sign_in(browser, server, keys["clerk2"])
-    browser.find_element(By.LINK_TEXT, "Inbox").click()
-    section = browser.find_element(By.CSS_SELECTOR, "section.request")
+    browser.get(server + "/inbox")
+    section = _present(browser, "section.request")
     assert "9000" in section.text  # the document as it was at the pinned version
     section.find_element(By.NAME, "comment").send_keys("checked")
     section.find_element(By.CSS_SELECTOR, "button.approve").click()
@@ -122,7 +133,6 @@ def test_an_invoice_is_approved_in_the_inbox_and_becomes_active(
 
 
 def test_a_dead_letter_is_redriven_from_the_dashboard(browser, server, keys, acme, engine):
-    from selenium.webdriver.common.by import By
 
     receiver = Receiver()
     try:
@@ -130,9 +140,9 @@ def test_a_dead_letter_is_redriven_from_the_dashboard(browser, server, keys, acm
         queued = acme.side_effects.webhook(receiver.url + "/hook", {"n": 1})
         _until(lambda: acme.dead_letters.list())
         _sign_in(browser, server, keys["ops"])
-        browser.find_element(By.LINK_TEXT, "Dead letters").click()
-        browser.find_element(By.CSS_SELECTOR, f'input[value="{queued.id}"]').click()
-        browser.find_element(By.ID, "redrive").click()
+        browser.get(server + "/dead-letters")
+        _present(browser, f'input[value="{queued.id}"]').click()
+        _present(browser, "#redrive").click()
         _shows(browser, "main table", "none")
         _until(lambda: acme.side_effects.get(queued.id).status == "completed")
         assert len(receiver.to("/hook")) == 2
