@@ -27,6 +27,7 @@ class Claimed:
     inputs: dict[str, Any] | None
     item: Any
     timeout: int
+    resume: Any = None
 
 
 def install(conn: psycopg.Connection[Any], flow: Flow) -> None:

@@ -187,12 +187,15 @@ class Client:
         *,
         run_id: str | None = None,
         version_id: str | None = None,
+        priority: int | None = None,
         connection: Connection | None = None,
     ) -> str:
         """Start a run of ``flow`` (a Flow or its slug); returns the run id. With ``run_id``
         it is idempotent: the same id and input return the same run. ``version_id`` runs
-        a given runnable version instead of the current one."""
-        op = ops.start(self._state, flow, input, run_id, version_id)
+        a given runnable version instead of the current one. ``priority`` (0-1000) puts its
+        tasks ahead of lower ones: a task of priority N is claimed as if it had been ready N
+        minutes earlier (so nothing starves); without it the steps' default applies."""
+        op = ops.start(self._state, flow, input, run_id, version_id, priority)
         return self.store.perform(op, connection)
 
     def start_many(
@@ -202,10 +205,11 @@ class Client:
         run_ids: Sequence[str] | None = None,
         *,
         version_id: str | None = None,
+        priority: int | None = None,
         connection: Connection | None = None,
     ) -> list[str]:
         """Start one run per input in one round trip; idempotent per run id as ``start``."""
-        op = ops.start_many(self._state, flow, inputs, run_ids, version_id)
+        op = ops.start_many(self._state, flow, inputs, run_ids, version_id, priority)
         return self.store.perform(op, connection)
 
     def get_run(self, run_id: str, *, connection: Connection | None = None) -> Run:
@@ -348,9 +352,10 @@ class AsyncClient:
         *,
         run_id: str | None = None,
         version_id: str | None = None,
+        priority: int | None = None,
         connection: AsyncConnection | None = None,
     ) -> str:
-        op = ops.start(self._state, flow, input, run_id, version_id)
+        op = ops.start(self._state, flow, input, run_id, version_id, priority)
         return await self.store.perform(op, connection)
 
     async def start_many(
@@ -360,9 +365,10 @@ class AsyncClient:
         run_ids: Sequence[str] | None = None,
         *,
         version_id: str | None = None,
+        priority: int | None = None,
         connection: AsyncConnection | None = None,
     ) -> list[str]:
-        op = ops.start_many(self._state, flow, inputs, run_ids, version_id)
+        op = ops.start_many(self._state, flow, inputs, run_ids, version_id, priority)
         return await self.store.perform(op, connection)
 
     async def get_run(self, run_id: str, *, connection: AsyncConnection | None = None) -> Run:

@@ -54,10 +54,12 @@ def start(
     input: Any,
     run_id: str | None,
     version_id: str | None,
+    priority: int | None = None,
 ) -> Operation[str]:
     if run_id is not None:
         text_argument(run_id, "run_id")
     _optional_text(version_id, "version_id")
+    _check_priority(priority)
     org_id = text_argument(state.org_id, "org_id")
     slug = yield from _ensure(state, flow, version_id)
     # A generated id is chosen here, not in SQL, so that resending after a lost connection
@@ -69,6 +71,7 @@ def start(
         "run_id": text_argument(chosen, "run_id"),
         "org_id": org_id,
         "version_id": version_id,
+        "priority": priority,
     }
     started = yield Call("start_run", params, first_json, what=f"starting a run of '{slug}'")
     return str(started["runId"])
@@ -80,6 +83,7 @@ def start_many(
     inputs: Sequence[Any],
     run_ids: Sequence[str] | None,
     version_id: str | None,
+    priority: int | None = None,
 ) -> Operation[list[str]]:
     if not _is_list(inputs):
         raise ArgumentError(
@@ -99,6 +103,7 @@ def start_many(
         for rid in run_ids:
             text_argument(rid, "run_id")
     _optional_text(version_id, "version_id")
+    _check_priority(priority)
     org_id = text_argument(state.org_id, "org_id")
     slug = yield from _ensure(state, flow, version_id)
     ids = list(run_ids) if run_ids is not None else [str(uuid.uuid4()) for _ in inputs]
@@ -109,6 +114,7 @@ def start_many(
         "run_ids": ids,
         "org_id": org_id,
         "version_id": version_id,
+        "priority": priority,
     }
     started = yield Call(
         "start_runs", params, first_value, what=f"starting {len(ids)} runs of '{slug}'"
@@ -364,3 +370,14 @@ def _wait_timeout(
 
 
 __all__ = ["ClientState"]
+
+
+def _check_priority(priority: object) -> None:
+    if priority is None:
+        return
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 1000:
+        raise ArgumentError(
+            f"priority={priority!r} is not valid; use a whole number from 0 to 1000 (higher "
+            "runs first: a task of priority N is claimed as if it had been ready N minutes "
+            "earlier), or leave it out for the step's default."
+        )

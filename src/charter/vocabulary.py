@@ -50,6 +50,8 @@ class ExecutionStatus(StrEnum):
     SKIPPED = "skipped"
     CANCELLED = "cancelled"
     RETRIED = "retried"
+    RESCHEDULED = "rescheduled"  # the handler asked to be resumed later (not an attempt)
+    WAITING = "waiting"  # a child step's handler started its child run; the step waits
 
 
 class FailureKind(StrEnum):
@@ -64,6 +66,10 @@ class FailureKind(StrEnum):
     STEP_NOT_IN_CODE = "StepNotInCode"  # the worker's code lacks the step
     PROCESS_DIED = "ProcessDied"  # an isolation="process" handler's process exited
     WORKER_ERROR = "WorkerError"  # charter itself failed while running the handler
+    CHILD_RUN_FAILED = "ChildRunFailed"  # a child step's child run failed or was cancelled
+    CHILD_START_FAILED = "ChildStartFailed"  # a child run could not start (SQL)
+    SLEEP_UNTIL_INVALID = "SleepUntilInvalid"  # a sleep's until= rendered no time (SQL)
+    EVENT_KEY_INVALID = "EventKeyInvalid"  # a wait_event's key rendered empty or too long (SQL)
 
 
 TERMINAL_RUN_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})

@@ -160,7 +160,7 @@ def test_compare_in_sql_detects_each_difference_type(conn, local, db, expected):
             _steps(("a", "single", ()), ("b", "single", ()), ("m", "map", ("a", "b"))),
             "a map has one array source",
         ),
-        ("f", _steps(("a", "parallel", ())), 'use "single" or "map"'),
+        ("f", _steps(("a", "parallel", ())), 'use "single", "map", "sleep" or "wait_event"'),
         ("f", _steps(("1a", "single", ())), "step slug '1a' is not valid"),
         (
             "f",

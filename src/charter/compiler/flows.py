@@ -9,23 +9,25 @@ they can be tuned in the database without a new version. ``compare_flow_shapes``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+import json
+from typing import Any, Required, TypedDict
 
 from charter.compiler.compiled import build_compiled, topological_order
-from charter.dsl.flow import Flow
+from charter.dsl.flow import Flow, Step
 from charter.dsl.handler import RUN
 from charter.errors import FlowDefinitionError
 
 
-class StepShape(TypedDict):
-    slug: str
-    stepType: str
-    dependencies: list[str]
-    options: dict[str, int | None]
+class StepShape(TypedDict, total=False):
+    slug: Required[str]
+    stepType: Required[str]
+    dependencies: Required[list[str]]
+    options: Required[dict[str, Any]]
+    config: dict[str, Any]  # sleep, wait_event and child steps only
 
 
 class FlowShape(TypedDict):
-    options: dict[str, int | None]
+    options: dict[str, Any]
     steps: list[StepShape]
 
 
@@ -58,6 +60,7 @@ def compile_shape(
                 else None,
                 "handler": (handlers or {}).get(step["slug"]),
                 "options": step.get("options") or {},
+                **({"config": step["config"]} if step.get("config") else {}),
             },
         }
         for step in shape["steps"]
@@ -103,23 +106,27 @@ def extract_flow_shape(flow: Flow) -> FlowShape:
     order = topological_order(flow.steps, edges)
     return {
         "options": flow.options.as_shape(),
-        "steps": [
-            {
-                "slug": slug,
-                "stepType": flow.steps[slug].step_type,
-                "dependencies": sorted(flow.steps[slug].dependencies),
-                "options": flow.steps[slug].options.as_shape(),
-            }
-            for slug in order
-        ],
+        "steps": [_step_shape(flow.steps[slug]) for slug in order],
     }
+
+
+def _step_shape(step: Step) -> StepShape:
+    shape: StepShape = {
+        "slug": step.slug,
+        "stepType": step.step_type,
+        "dependencies": sorted(step.dependencies),
+        "options": step.options.as_shape(),
+    }
+    if step.config is not None:
+        shape["config"] = dict(step.config)
+    return shape
 
 
 def compare_flow_shapes(code: FlowShape, database: FlowShape) -> ShapeComparison:
     """Structural differences between the shape in the code and the one in the database.
 
     Options are ignored. Differences are ordered by step slug, then missing/extra, type,
-    dependencies — the same order and words as ``charter._compare_flow_shapes`` in SQL.
+    dependencies, config — the same order and words as ``charter._compare_flow_shapes`` in SQL.
     """
     ours = {s["slug"]: s for s in code["steps"]}
     theirs = {s["slug"]: s for s in database["steps"]}
@@ -154,7 +161,20 @@ def _step_differences(slug: str, code: StepShape, database: StepShape) -> list[s
                 f"Step '{slug}' changed dependencies: [{', '.join(db_deps)}] in the "
                 f"database, [{', '.join(code_deps)}] in the code"
             )
+    if code["stepType"] == database["stepType"] and code.get("config") != database.get("config"):
+        found.append(
+            f"Step '{slug}' changed its config: {_jsonb_text(database.get('config'))} in the "
+            f"database, {_jsonb_text(code.get('config'))} in the code"
+        )
     return found
+
+
+def _jsonb_text(value: dict[str, Any] | None) -> str:
+    """A flat config object as PostgreSQL prints jsonb: keys shortest first, then by bytes."""
+    if value is None:
+        return "none"
+    keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+    return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(value[k])}" for k in keys) + "}"
 
 
 def _source(dependencies: list[str]) -> str:

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
+from charter.dsl import waits
 from charter.dsl.handler import CTX, RUN, HandlerSpec, inspect_handler
+from charter.dsl.limits import claim_limits
 from charter.errors import FlowDefinitionError
 from charter.payloads import shown
 
@@ -29,6 +31,7 @@ from charter.payloads import shown
 SLUG_PATTERN = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_SLUG_LENGTH = 128
 RESERVED_SLUGS = frozenset({RUN, CTX})
+WAIT_TYPES = ("sleep", "wait_event")
 ExceptionTypes = type[BaseException] | tuple[type[BaseException], ...] | list[type[BaseException]]
 OPTION_NAMES = ("max_attempts", "base_delay", "timeout", "start_delay")
 # Bounds that keep retries and timers sane; SQL constraints enforce the same.
@@ -42,19 +45,23 @@ OPTION_RANGES: dict[str, tuple[int, int]] = {
 
 @dataclass(frozen=True)
 class StepOptions:
-    """Retry and timing options; None means "inherit" (from the flow, then SQL's default)."""
+    """Retry, timing and claim options; None means "inherit" (from the flow, then SQL's
+    default). ``limits`` holds the claim's limits in their shape spelling (``priority``,
+    ``concurrency``, ``rateLimit``), only those that are set."""
 
     max_attempts: int | None = None
     base_delay: int | None = None
     timeout: int | None = None
     start_delay: int | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
 
-    def as_shape(self) -> dict[str, int | None]:
+    def as_shape(self) -> dict[str, Any]:
         return {
             "maxAttempts": self.max_attempts,
             "baseDelay": self.base_delay,
             "timeout": self.timeout,
             "startDelay": self.start_delay,
+            **self.limits,
         }
 
 
@@ -95,6 +102,13 @@ class Step:
     spec: HandlerSpec = field(repr=False)
     over: str | None = None  # map steps: RUN or the slug of the array source
     execution: ExecutionOptions = field(default_factory=ExecutionOptions)
+    # sleep: {"seconds"} or {"until"}; wait_event: {"key", "timeout"?}; a child step: {"child"}
+    config: dict[str, Any] | None = None
+
+    @property
+    def child_flow(self) -> str | None:
+        """The slug of the flow this step runs as its body, if it is a child step."""
+        return (self.config or {}).get("child")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.handler(*args, **kwargs)
@@ -116,12 +130,15 @@ class Flow:
         timeout: int | None = None,
         start_delay: int | None = None,
         description: str | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
     ) -> None:
         _check_slug(slug, what=f"Flow slug {shown(slug)}")
         self.slug = slug
         self.description = description
         self.options = _options(
             f"flow '{slug}'",
+            claim_limits(f"Flow '{slug}'", priority=priority, concurrency=concurrency),
             max_attempts=max_attempts,
             base_delay=base_delay,
             timeout=timeout,
@@ -148,6 +165,10 @@ class Flow:
         isolation: Isolation | None = None,
         retry_on: ExceptionTypes | None = None,
         no_retry_on: ExceptionTypes | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
+        rate_limit: dict[str, Any] | None = None,
+        child: Flow | str | None = None,
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def step(
@@ -163,9 +184,19 @@ class Flow:
         isolation: Isolation | None = None,
         retry_on: ExceptionTypes | None = None,
         no_retry_on: ExceptionTypes | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
+        rate_limit: dict[str, Any] | None = None,
+        child: Flow | str | None = None,
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a step. Its dependencies' outputs arrive as parameters of the same name;
-        a parameter ``run`` receives the run input and ``ctx`` the handler context."""
+        a parameter ``run`` receives the run input and ``ctx`` the handler context.
+
+        ``child=other_flow`` makes the step's body a child run of that flow: the handler's
+        return value is the child's input, and the step completes with the child's output
+        (or fails when the child fails) without holding a worker while the child runs.
+        ``priority``, ``concurrency`` and ``rate_limit`` limit the claim (see
+        :mod:`charter.dsl.limits`)."""
         options = {
             "max_attempts": max_attempts,
             "base_delay": base_delay,
@@ -173,9 +204,14 @@ class Flow:
             "start_delay": start_delay,
         }
         execution = (isolation, retry_on, no_retry_on)
+        limits = {"priority": priority, "concurrency": concurrency, "rate_limit": rate_limit}
 
         def add(fn: Callable[..., Any]) -> Step:
-            return self._add(fn, "single", depends_on, slug, options, execution, over=None)
+            config = None if child is None else {"child": _child_slug(self, fn, child)}
+            return self._add(
+                fn, "single", depends_on, slug, options, execution, over=None,
+                limits=limits, config=config,
+            )  # fmt: skip
 
         return add(handler) if handler is not None else add
 
@@ -193,6 +229,9 @@ class Flow:
         isolation: Isolation | None = None,
         retry_on: ExceptionTypes | None = None,
         no_retry_on: ExceptionTypes | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
+        rate_limit: dict[str, Any] | None = None,
     ) -> Step: ...
 
     @overload
@@ -208,6 +247,9 @@ class Flow:
         isolation: Isolation | None = None,
         retry_on: ExceptionTypes | None = None,
         no_retry_on: ExceptionTypes | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
+        rate_limit: dict[str, Any] | None = None,
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def map(
@@ -223,6 +265,9 @@ class Flow:
         isolation: Isolation | None = None,
         retry_on: ExceptionTypes | None = None,
         no_retry_on: ExceptionTypes | None = None,
+        priority: int | None = None,
+        concurrency: dict[str, Any] | None = None,
+        rate_limit: dict[str, Any] | None = None,
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a map step: one task per element of the array that ``over`` returned
         (``over="run"``: of the run input). Its output is the list of results, in order."""
@@ -233,11 +278,65 @@ class Flow:
             "start_delay": start_delay,
         }
         execution = (isolation, retry_on, no_retry_on)
+        limits = {"priority": priority, "concurrency": concurrency, "rate_limit": rate_limit}
 
         def add(fn: Callable[..., Any]) -> Step:
-            return self._add(fn, "map", (), slug, options, execution, over=over)
+            return self._add(fn, "map", (), slug, options, execution, over=over, limits=limits)
 
         return add(handler) if handler is not None else add
+
+    def sleep(
+        self,
+        target: Callable[..., Any] | str | None = None,
+        /,
+        *,
+        seconds: int | None = None,
+        until: str | None = None,
+        depends_on: Iterable[Step | str] = (),
+        slug: str | None = None,
+    ) -> Any:
+        """Add a step that waits, holding no worker, for ``seconds`` or ``until`` a time
+        (a template such as ``"{run.remind_at}"``, rendered to an ISO 8601 time when the
+        step becomes ready). Decorate a function without parameters (it only names the
+        step), or pass the slug: ``flow.sleep("cool_off", seconds=60, depends_on=[x])``."""
+        where = f"Sleep step of flow '{self.slug}'"
+        config = waits.sleep_config(where, seconds, until)
+        return self._waiting(target, "sleep", config, depends_on, slug)
+
+    def wait_event(
+        self,
+        target: Callable[..., Any] | str | None = None,
+        /,
+        *,
+        key: str,
+        depends_on: Iterable[Step | str] = (),
+        timeout: int | None = None,
+        slug: str | None = None,
+    ) -> Any:
+        """Add a step that waits, holding no worker, for ``client.events.send(key, ...)``.
+        ``key`` is a template of the run input and dependencies' outputs
+        (``"payment:{run.order_id}"``). Its output is the event's payload; after
+        ``timeout`` seconds without one it is ``{"timedOut": True, ...}`` (see
+        :func:`charter.timed_out`). An event sent before the wait began is kept and taken."""
+        where = f"wait_event step of flow '{self.slug}'"
+        config = waits.wait_config(where, key, timeout)
+        return self._waiting(target, "wait_event", config, depends_on, slug)
+
+    def _waiting(
+        self,
+        target: Callable[..., Any] | str | None,
+        step_type: str,
+        config: dict[str, Any],
+        depends_on: Iterable[Step | str],
+        slug: str | None,
+    ) -> Any:
+        def add(fn: Callable[..., Any], step_slug: str | None = slug) -> Step:
+            return self._add(fn, step_type, depends_on, step_slug, {}, (None, None, None),
+                             over=None, config=config)  # fmt: skip
+
+        if isinstance(target, str):
+            return add(_named_placeholder(target), target)
+        return add(target) if target is not None else add
 
     def _add(
         self,
@@ -249,6 +348,8 @@ class Flow:
         execution: tuple[Any, Any, Any],
         *,
         over: Step | str | None,
+        limits: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
     ) -> Step:
         if isinstance(fn, Step):
             raise FlowDefinitionError(
@@ -288,17 +389,24 @@ class Flow:
         else:
             source = None
             dependencies = self._dependencies(where, depends_on)
-        spec = inspect_handler(fn, where=where, step_type=step_type, dependencies=dependencies)
+        if step_type in WAIT_TYPES:
+            spec = waits.placeholder_spec(fn, where=where, step_type=step_type)
+        else:
+            spec = inspect_handler(fn, where=where, step_type=step_type, dependencies=dependencies)
+        names = (RUN, *dependencies)
+        if config is not None and step_type in WAIT_TYPES:
+            config = waits.checked_config(where, step_type, config, names)
         step = Step(
             flow_slug=self.slug,
             slug=step_slug,
             handler=fn,
             step_type=step_type,
             dependencies=dependencies,
-            options=_options(where, **options),
+            options=_options(where, claim_limits(where, names=names, **(limits or {})), **options),
             spec=spec,
             over=source,
             execution=_execution(where, fn, *execution),
+            config=config,
         )
         self.steps[step_slug] = step
         return step
@@ -368,6 +476,26 @@ class Flow:
         return slug
 
 
+def _named_placeholder(slug: str) -> Callable[[], None]:
+    def placeholder() -> None:
+        """Names a waiting step; never called."""
+
+    placeholder.__qualname__ = placeholder.__name__ = slug
+    return placeholder
+
+
+def _child_slug(flow: Flow, fn: Callable[..., Any], child: object) -> str:
+    slug = child.slug if isinstance(child, Flow) else child
+    where = f"Step '{getattr(fn, '__name__', fn)}' of flow '{flow.slug}'"
+    _check_slug(slug, what=f"{where}: child={shown(child)}")
+    if slug == flow.slug:
+        raise FlowDefinitionError(
+            f"{where} names its own flow as its child; a flow cannot run itself as a step.",
+            code="FLOW_OPTION_INVALID",
+        )
+    return str(slug)
+
+
 def _check_slug(slug: object, *, what: str) -> None:
     if not isinstance(slug, str) or not SLUG_PATTERN.match(slug):
         raise FlowDefinitionError(
@@ -388,7 +516,7 @@ def _check_slug(slug: object, *, what: str) -> None:
         )
 
 
-def _options(where: str, **values: int | None) -> StepOptions:
+def _options(where: str, limits: dict[str, Any], **values: int | None) -> StepOptions:
     for name, value in values.items():
         if value is None:
             continue
@@ -400,7 +528,7 @@ def _options(where: str, **values: int | None) -> StepOptions:
                 f"to {high}{unit}.",
                 code="FLOW_OPTION_INVALID",
             )
-    return StepOptions(**values)
+    return StepOptions(**values, limits=limits)
 
 
 def _execution(

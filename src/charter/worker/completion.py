@@ -125,6 +125,10 @@ class Completer:
                     "permanent": [o.permanent for o in batch],
                     "worker_id": self.worker_id,
                     "costs": [o.cost for o in batch],
+                    "directives": [
+                        None if o.directive is None else json_text(o.directive, "directive")
+                        for o in batch
+                    ],
                 },
             )
         )

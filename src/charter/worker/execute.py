@@ -21,6 +21,7 @@ from typing import Any
 
 from charter.dsl.flow import Flow, Step
 from charter.errors import RunInputError, StepInputError, StepOutputError
+from charter.outcomes import Reschedule
 from charter.payloads import json_text
 from charter.vocabulary import FailureKind
 from charter.worker.context import Context, step_logger
@@ -64,18 +65,35 @@ class Executor:
             logger=step_logger(task.run_id, task.flow, task.step, task.index, task.attempt),
         )
         try:
-            run_input, inputs, item = task.decode()
+            run_input, inputs, item, resume = task.decode()
+            if resume is not None:
+                return resumed(task, resume)
             ctx.run_input, ctx.inputs = run_input, inputs
             if step.step_type == "map":
                 kwargs = step.spec.bind_item(item, ctx=ctx)
             else:
                 kwargs = step.spec.bind(run_input=run_input, inputs=inputs, ctx=ctx)
-            result = await self._call(step, task, kwargs, ctx)
+            try:
+                result = await self._call(step, task, kwargs, ctx)
+            except HandlerRaised as raised:
+                if not isinstance(raised.original, Reschedule):
+                    raise
+                result = raised.original
+            if isinstance(result, Reschedule):
+                return _rescheduled(task, result, ctx, started)
             try:
                 text = json_text(step.spec.output(result), f"The output of step '{task.step}'")
             except RunInputError as exc:
                 raise StepOutputError(exc.message) from None
-            return Outcome(task, output=text, cost=ctx.cost_usd, duration=_since(started))
+            directive: dict[str, Any] = {}
+            if ctx.children:
+                directive["children"] = ctx.children
+            if step.child_flow is not None:
+                directive["startChild"] = True
+            return Outcome(
+                task, output=text, cost=ctx.cost_usd, duration=_since(started),
+                directive=directive or None,
+            )  # fmt: skip
         except HandlerTimeout as exc:
             error = plain_error(FailureKind.TIMEOUT, str(exc))
             return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
@@ -192,6 +210,39 @@ def _call_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         return fn(**kwargs)
     except BaseException as exc:
         raise HandlerRaised(exc) from None
+
+
+def resumed(task: Task, resume: dict[str, Any]) -> Outcome:
+    """A waiting step's task, claimed once what it waited for is there: a sleep or a
+    wait_event completes with what SQL found; a child step with its child's output, or
+    fails for good with its child's failure."""
+    if "output" in resume:
+        return Outcome(task, output=json_text(resume["output"], f"The output of step '{task.step}'"))
+    child = resume["child"]
+    if child["status"] == "completed":
+        return Outcome(task, output=json_text(child["output"], f"The output of step '{task.step}'"))
+    error = child.get("error") or {}
+    message = error.get("message") if isinstance(error, dict) else None
+    return Outcome(
+        task,
+        error=plain_error(
+            FailureKind.CHILD_RUN_FAILED,
+            f"The child run {child['runId']} of step '{task.step}' {child['status']}"
+            + (f": {message}" if message else ""),
+            childRunId=child["runId"],
+            childError=error or None,
+        ),
+        permanent=True,
+    )
+
+
+def _rescheduled(task: Task, request: Reschedule, ctx: Context, started: float) -> Outcome:
+    directive: dict[str, Any] = {"resumeAt": request.resume_at().isoformat()}
+    if ctx.children:
+        directive["children"] = ctx.children
+    return Outcome(
+        task, output="null", cost=ctx.cost_usd, duration=_since(started), directive=directive
+    )
 
 
 def _timeout_message(task: Task) -> str:

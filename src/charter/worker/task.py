@@ -25,17 +25,20 @@ class Task:
     token: uuid.UUID
     key: str
     timeout: int
-    payload: str  # JSON text: {"run": input, "inputs": {...} | null, "item": element | null}
+    # JSON text: {"run": input, "inputs": {...} | null, "item": element | null,
+    # "resume": what a waiting step waited for | null}
+    payload: str
 
     @property
     def label(self) -> str:
         return f"{self.step}[{self.index}]" if self.index else self.step
 
-    def decode(self) -> tuple[Any, dict[str, Any], Any]:
-        """The run input, the dependencies' outputs and the map element. Decoding happens
-        per task, so one payload too deep for Python fails only its own task."""
+    def decode(self) -> tuple[Any, dict[str, Any], Any, dict[str, Any] | None]:
+        """The run input, the dependencies' outputs, the map element and what a waiting
+        step waited for. Decoding happens per task, so one payload too deep for Python
+        fails only its own task."""
         data = payloads.loads(self.payload, f"The input of run {self.run_id}")
-        return data["run"], data["inputs"] or {}, data["item"]
+        return data["run"], data["inputs"] or {}, data["item"], data.get("resume")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class Outcome:
     permanent: bool = False
     cost: float = 0.0
     duration: float = 0.0  # seconds the handler ran
+    # More than completing: {"children": [...]}, {"resumeAt": iso}, {"startChild": true}
+    directive: dict[str, Any] | None = None
 
     @property
     def succeeded(self) -> bool:

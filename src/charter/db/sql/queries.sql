@@ -40,7 +40,8 @@ SELECT charter.deploy_flow(%(slug)s, %(shape)s, %(compiled)s);
 SELECT charter.ensure_partitions();
 
 -- name: start_run
-SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(version_id)s);
+SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(version_id)s,
+                         %(priority)s);
 
 -- name: get_run
 SELECT charter.get_run(%(run_id)s);
@@ -59,7 +60,7 @@ SELECT charter.get_runs(%(run_ids)s::text[]);
 
 -- name: start_runs
 SELECT charter.start_runs(%(flow)s, %(inputs)s::jsonb, %(run_ids)s::text[], %(org_id)s,
-                          %(version_id)s);
+                          %(version_id)s, %(priority)s);
 
 -- name: check_flow
 SELECT charter.check_flow(%(slug)s, %(shape)s);
@@ -81,13 +82,15 @@ SELECT charter.flow_summary(%(slug)s);
 -- Python's decoder fails its own task instead of the whole claim.
 SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
        idempotency_key, timeout_seconds,
-       jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item)::text AS payload
+       jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item,
+                          'resume', resume)::text AS payload
   FROM charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
 
 -- name: record_outcomes
 SELECT task_id, outcome
   FROM charter.record_outcomes(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(errors)s::jsonb[],
-                               %(permanent)s, %(worker_id)s, %(costs)s::numeric[]);
+                               %(permanent)s, %(worker_id)s, %(costs)s::numeric[],
+                               %(directives)s::jsonb[]);
 
 -- name: extend_leases
 SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);

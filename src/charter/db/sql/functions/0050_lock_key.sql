@@ -7,6 +7,7 @@
 --   rule       '<org>:<rule id>': numbering a rule's versions
 --   migration  'schema' (queries.sql computes this key inline: the schema may not exist yet)
 --   maintenance 'retention': one run of retention at a time
+--   concurrency '<org>/<flow>[.<step>][:<key>]': counting and claiming a concurrency key's tasks
 CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -14,7 +15,7 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
-    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance') THEN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency') THEN
         RAISE EXCEPTION 'unknown lock kind %', p_kind;
     END IF;
     RETURN hashtextextended(p_kind || ':' || p_id, 0);

@@ -1,5 +1,6 @@
 -- Why p_options is not a valid options object ({"maxAttempts", "baseDelay", "timeout",
--- "startDelay"}, each null or a whole number in range), or NULL when it is valid.
+-- "startDelay", "priority"}, each null or a whole number in range, and "concurrency" and
+-- "rateLimit" objects), or NULL when it is valid.
 CREATE OR REPLACE FUNCTION charter._invalid_flow_options(p_options jsonb, p_where text)
 RETURNS text
 LANGUAGE plpgsql
@@ -11,6 +12,7 @@ DECLARE
     v_value jsonb;
     v_low   numeric;
     v_high  numeric;
+    v_problem text;
 BEGIN
     IF p_options IS NULL OR jsonb_typeof(p_options) = 'null' THEN
         RETURN NULL;
@@ -24,7 +26,14 @@ BEGIN
             WHEN 'baseDelay' THEN v_low := 0; v_high := 86400;
             WHEN 'timeout' THEN v_low := 1; v_high := 86400;
             WHEN 'startDelay' THEN v_low := 0; v_high := 31536000;
-            ELSE RETURN format('%s have an unknown option %L (known: maxAttempts, baseDelay, timeout, startDelay)', p_where, v_key);
+            WHEN 'priority' THEN v_low := 0; v_high := 1000;
+            WHEN 'concurrency', 'rateLimit' THEN
+                v_problem := charter._invalid_limit(v_key, v_value, p_where);
+                IF v_problem IS NOT NULL THEN
+                    RETURN v_problem;
+                END IF;
+                CONTINUE;
+            ELSE RETURN format('%s have an unknown option %L (known: maxAttempts, baseDelay, timeout, startDelay, priority, concurrency, rateLimit)', p_where, v_key);
         END CASE;
         IF jsonb_typeof(v_value) = 'null' THEN
             CONTINUE;
@@ -37,3 +46,4 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+

@@ -1,6 +1,6 @@
 -- Raises FLOW_SHAPE_INVALID (SQLSTATE CH001) unless p_shape is a well-formed flow shape:
--- {"options": {...}, "steps": [{"slug", "stepType", "dependencies", "options"}, ...]} with
--- steps in topological order (each dependency is an earlier step).
+-- {"options": {...}, "steps": [{"slug", "stepType", "dependencies", "options", "config"?}, ...]}
+-- with steps in topological order (each dependency is an earlier step).
 CREATE OR REPLACE FUNCTION charter._validate_flow_shape(p_flow_slug text, p_shape jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -41,8 +41,8 @@ BEGIN
                 v_problem := format('step slug %L is not valid (letters, digits and _, not starting with a digit, not run or ctx)', v_slug);
             ELSIF v_slug = ANY (v_seen) THEN
                 v_problem := format('step %L appears twice', v_slug);
-            ELSIF v_type IS NULL OR v_type NOT IN ('single', 'map') THEN
-                v_problem := format('step %L has stepType %s; use "single" or "map"', v_slug, coalesce(v_step->>'stepType', 'null'));
+            ELSIF v_type IS NULL OR v_type NOT IN ('single', 'map', 'sleep', 'wait_event') THEN
+                v_problem := format('step %L has stepType %s; use "single", "map", "sleep" or "wait_event"', v_slug, coalesce(v_step->>'stepType', 'null'));
             ELSIF jsonb_typeof(v_step->'dependencies') IS DISTINCT FROM 'array' THEN
                 v_problem := format('step %L has no "dependencies" array', v_slug);
             ELSE
@@ -63,6 +63,9 @@ BEGIN
                 END IF;
                 IF v_problem IS NULL THEN
                     v_problem := charter._invalid_flow_options(v_step->'options', format('the options of step %L', v_slug));
+                END IF;
+                IF v_problem IS NULL THEN
+                    v_problem := charter._invalid_step_config(v_slug, v_type, v_step->'config', v_deps);
                 END IF;
             END IF;
             EXIT WHEN v_problem IS NOT NULL;

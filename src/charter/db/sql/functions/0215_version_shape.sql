@@ -9,7 +9,7 @@ AS $$
     SELECT jsonb_build_object(
         'options', jsonb_build_object(
             'maxAttempts', v.opt_max_attempts, 'baseDelay', v.opt_base_delay,
-            'timeout', v.opt_timeout, 'startDelay', v.opt_start_delay),
+            'timeout', v.opt_timeout, 'startDelay', v.opt_start_delay) || coalesce(v.opt_limits, '{}'),
         'steps', coalesce((
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', s.slug,
@@ -20,7 +20,10 @@ AS $$
                             WHERE d.version_id = s.version_id AND d.step_slug = s.slug), '[]'::jsonb),
                        'options', jsonb_build_object(
                            'maxAttempts', s.opt_max_attempts, 'baseDelay', s.opt_base_delay,
-                           'timeout', s.opt_timeout, 'startDelay', s.opt_start_delay))
+                           'timeout', s.opt_timeout, 'startDelay', s.opt_start_delay)
+                           || coalesce(s.opt_limits, '{}'))
+                       || CASE WHEN s.config IS NULL THEN '{}'::jsonb
+                               ELSE jsonb_build_object('config', s.config) END
                    ORDER BY s.step_index)
               FROM charter.flow_steps AS s
              WHERE s.version_id = v.id), '[]'::jsonb))

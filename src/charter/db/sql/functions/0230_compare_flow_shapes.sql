@@ -1,6 +1,6 @@
 -- The structural differences between the shape in the code (p_local) and the shape in the
 -- database (p_db), word for word as charter.compiler.flows.compare_flow_shapes() gives
--- them: ordered by step slug, then missing/extra, type, dependencies. Options are ignored.
+-- them: ordered by step slug, then missing/extra, type, dependencies, config. Options are ignored.
 CREATE OR REPLACE FUNCTION charter._compare_flow_shapes(p_local jsonb, p_db jsonb)
 RETURNS text[]
 LANGUAGE sql
@@ -8,12 +8,12 @@ IMMUTABLE
 SET search_path = ''
 AS $$
     WITH code AS (
-        SELECT s->>'slug' AS slug, s->>'stepType' AS step_type,
+        SELECT s->>'slug' AS slug, s->>'stepType' AS step_type, s->'config' AS config,
                ARRAY(SELECT d FROM jsonb_array_elements_text(s->'dependencies') AS d
                       ORDER BY d COLLATE "C") AS deps
           FROM jsonb_array_elements(p_local->'steps') AS s
     ), db AS (
-        SELECT s->>'slug' AS slug, s->>'stepType' AS step_type,
+        SELECT s->>'slug' AS slug, s->>'stepType' AS step_type, s->'config' AS config,
                ARRAY(SELECT d FROM jsonb_array_elements_text(s->'dependencies') AS d
                       ORDER BY d COLLATE "C") AS deps
           FROM jsonb_array_elements(p_db->'steps') AS s
@@ -42,6 +42,12 @@ AS $$
                END
           FROM code AS c JOIN db AS d USING (slug)
          WHERE c.deps <> d.deps
+        UNION ALL
+        SELECT c.slug, 4,
+               format('Step ''%s'' changed its config: %s in the database, %s in the code',
+                      c.slug, coalesce(d.config::text, 'none'), coalesce(c.config::text, 'none'))
+          FROM code AS c JOIN db AS d USING (slug)
+         WHERE c.step_type = d.step_type AND c.config IS DISTINCT FROM d.config
     )
     SELECT coalesce(array_agg(message ORDER BY slug COLLATE "C", rank), '{}')
       FROM differences

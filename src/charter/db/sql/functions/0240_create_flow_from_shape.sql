@@ -22,14 +22,15 @@ BEGIN
 
     INSERT INTO charter.workflow_versions (
         id, workflow_slug, version, definition_kind, shape, compiled, compiled_hash,
-        compiler_version, opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
+        compiler_version, opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay, opt_limits)
     VALUES (
         v_version_id, p_flow_slug, v_number, 'flow', p_shape, p_compiled,
         p_compiled->>'hash', p_compiled->>'compilerVersion',
         (p_shape #>> '{options,maxAttempts}')::numeric::integer,
         (p_shape #>> '{options,baseDelay}')::numeric::integer,
         (p_shape #>> '{options,timeout}')::numeric::integer,
-        (p_shape #>> '{options,startDelay}')::numeric::integer);
+        (p_shape #>> '{options,startDelay}')::numeric::integer,
+        charter._option_limits(p_shape->'options'));
 
     PERFORM charter._insert_flow_steps(v_version_id, p_shape);
 

@@ -18,13 +18,13 @@ BEGIN
             HINT = 'Publish a new version instead (charter deploy); to remove a whole flow with its runs, call charter.delete_flow_and_data(slug).';
     END IF;
     IF TG_TABLE_NAME = 'flow_steps'
-       AND (to_jsonb(NEW) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[])
-         = (to_jsonb(OLD) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[]) THEN
+       AND (to_jsonb(NEW) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay,opt_limits}'::text[])
+         = (to_jsonb(OLD) - '{opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay,opt_limits}'::text[]) THEN
         RETURN NEW;  -- tuning options is allowed
     END IF;
     IF TG_TABLE_NAME = 'workflow_versions'
-       AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[])
-         = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay}'::text[]) THEN
+       AND (to_jsonb(NEW) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay,opt_limits}'::text[])
+         = (to_jsonb(OLD) - '{commit_message,generation_id,owner_id,opt_max_attempts,opt_base_delay,opt_timeout,opt_start_delay,opt_limits}'::text[]) THEN
         RETURN NEW;  -- registry metadata and tunable options, not the definition
     END IF;
     IF TG_TABLE_NAME = 'workflow_versions' AND to_jsonb(OLD)->>'status' = 'draft' THEN

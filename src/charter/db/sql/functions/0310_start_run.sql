@@ -2,13 +2,17 @@
 -- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
 -- the same id with the same flow and input returns the existing run; with another flow or
 -- input it is RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
--- instead of the current one. Returns {"runId", "created", "status", "versionId"}.
+-- instead of the current one. p_priority (0-1000) orders its tasks (see _claim_order);
+-- p_parent ({"runId", "step", "taskIndex", "key"}) makes it a child run. Returns
+-- {"runId", "created", "status", "versionId"}.
 CREATE OR REPLACE FUNCTION charter.start_run(
     p_flow_slug text,
     p_input jsonb,
     p_run_id text DEFAULT NULL,
     p_org_id text DEFAULT 'default',
-    p_version_id text DEFAULT NULL
+    p_version_id text DEFAULT NULL,
+    p_priority integer DEFAULT NULL,
+    p_parent jsonb DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -49,6 +53,11 @@ BEGIN
             HINT = 'Compile it as the schema''s owner: charter recompile.';
     END IF;
     PERFORM charter._check_payload(v_input, 'The run input');
+    IF p_priority IS NOT NULL AND p_priority NOT BETWEEN 0 AND 1000 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH008',
+            MESSAGE = format('Priority %s is out of range; use a whole number from 0 to 1000', p_priority),
+            HINT = 'Higher runs first: a task of priority N is claimed as if it had been ready N minutes earlier.';
+    END IF;
     IF length(v_run_id) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
             MESSAGE = format('Run id %L must be 1 to 200 characters long', v_run_id),
@@ -68,8 +77,10 @@ BEGIN
         END IF;
     END LOOP;
 
-    INSERT INTO charter.runs (id, org_id, workflow_slug, version_id, input)
-    VALUES (v_run_id, p_org_id, p_flow_slug, v_version_id, v_input)
+    INSERT INTO charter.runs (id, org_id, workflow_slug, version_id, input, priority,
+                              parent_run_id, parent_step, parent_task_index, child_key)
+    VALUES (v_run_id, p_org_id, p_flow_slug, v_version_id, v_input, p_priority,
+            p_parent->>'runId', p_parent->>'step', (p_parent->>'taskIndex')::integer, p_parent->>'key')
     ON CONFLICT (id) DO NOTHING;
     IF NOT FOUND THEN
         SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id;

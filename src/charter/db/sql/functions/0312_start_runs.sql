@@ -1,12 +1,13 @@
 -- Starts many runs of one flow in one call: p_inputs is a JSON array, one input per run;
 -- p_run_ids (optional) gives each run's id, idempotent per id exactly as start_run. Returns
--- the run ids in input order. One transaction: all start, or none.
+-- the run ids in input order. One transaction: all start, or none. p_priority applies to all.
 CREATE OR REPLACE FUNCTION charter.start_runs(
     p_flow_slug text,
     p_inputs jsonb,
     p_run_ids text[] DEFAULT NULL,
     p_org_id text DEFAULT 'default',
-    p_version_id text DEFAULT NULL
+    p_version_id text DEFAULT NULL,
+    p_priority integer DEFAULT NULL
 )
 RETURNS text[]
 LANGUAGE plpgsql
@@ -31,7 +32,8 @@ BEGIN
     END IF;
     FOR v_index IN 0 .. v_count - 1 LOOP
         v_ids := v_ids || (charter.start_run(p_flow_slug, p_inputs -> v_index,
-                                             p_run_ids[v_index + 1], p_org_id, p_version_id) ->> 'runId');
+                                             p_run_ids[v_index + 1], p_org_id, p_version_id,
+                                             p_priority) ->> 'runId');
     END LOOP;
     RETURN v_ids;
 END;

@@ -1,5 +1,7 @@
 -- A step whose arrivals reached required: queue its task, or for a map one task per element
--- of p_source (the run input or its dependency's output). A map over an empty array
+-- of p_source (the run input or its dependency's output). A sleep's task is queued for its
+-- wake-up time; a wait_event's for its timeout (or for ever), unless its event already
+-- arrived. The task carries its priority, concurrency key and rate-limit bucket. A map over an empty array
 -- completes at once with []; a map over something that is not an array fails the run.
 -- In a run that is no longer running the step is marked cancelled and nothing is queued
 -- (retry_run starts it again). Tasks that already exist are kept, so retrying is safe.
@@ -15,16 +17,26 @@ DECLARE
     v_delay   integer;
     v_count   integer;
     v_error   jsonb;
+    v_config  jsonb;
+    v_limits  jsonb;
+    v_flow_limits jsonb;
+    v_vars    jsonb;
+    v_at      timestamptz;
+    v_key     text;
+    v_limit_key text;
+    v_rate_key  text;
+    v_event   charter.inbound_events;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
     SELECT s.step_type,
            coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
-           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer)
-      INTO v_type, v_max, v_delay
+           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
+           s.config, s.opt_limits, v.opt_limits
+      INTO v_type, v_max, v_delay, v_config, v_limits, v_flow_limits
       FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
      WHERE s.version_id = v_run.version_id AND s.slug = p_step_slug;
 
-    IF v_type = 'single' THEN
+    IF v_type <> 'map' THEN
         v_count := 1;
     ELSIF jsonb_typeof(p_source) = 'array' THEN
         v_count := jsonb_array_length(p_source);
@@ -62,14 +74,87 @@ BEGIN
     IF v_run.status <> 'running' THEN
         RETURN;
     END IF;
+    v_at := now() + make_interval(secs => v_delay);
+    IF v_config IS NOT NULL OR v_limits ?| '{concurrency,rateLimit}' OR v_flow_limits ?| '{concurrency,rateLimit}' THEN
+        v_vars := jsonb_build_object('run', v_run.input) || coalesce((
+            SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i
+             WHERE i.run_id = p_run_id AND i.target_step = p_step_slug AND i.spread_index = -1), '{}'::jsonb);
+    END IF;
+    IF v_type = 'sleep' THEN
+        BEGIN
+            v_at := CASE WHEN v_config ? 'seconds' THEN now() + make_interval(secs => (v_config->>'seconds')::integer)
+                         ELSE charter._render(v_config->>'until', v_vars)::timestamptz END;
+        EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_parameter_value THEN
+            PERFORM charter._fail_step_at_start(v_run, p_step_slug, 'SleepUntilInvalid', format(
+                'Step %L sleeps until %s, which renders to %L: not a timestamp. Make it an ISO 8601 time, e.g. 2026-12-01T09:00:00Z.',
+                p_step_slug, v_config->>'until', charter._render(v_config->>'until', v_vars)));
+            RETURN;
+        END;
+        IF v_at IS NULL THEN
+            PERFORM charter._fail_step_at_start(v_run, p_step_slug, 'SleepUntilInvalid', format(
+                'Step %L sleeps until %s, which renders to nothing; give the run input that field.', p_step_slug, v_config->>'until'));
+            RETURN;
+        END IF;
+    ELSIF v_type = 'wait_event' THEN
+        v_key := charter._render(v_config->>'key', v_vars);
+        IF length(v_key) NOT BETWEEN 1 AND 500 THEN
+            PERFORM charter._fail_step_at_start(v_run, p_step_slug, 'EventKeyInvalid', format(
+                'Step %L waits for an event whose key %s renders to %L; an event key has 1 to 500 characters.',
+                p_step_slug, v_config->>'key', v_key));
+            RETURN;
+        END IF;
+        -- The early-arrival buffer: an event sent before the wait began is taken now.
+        UPDATE charter.inbound_events AS e SET consumed_at = now(), consumed_by = p_run_id || '/' || p_step_slug
+         WHERE (e.org_id, e.event_id) = (
+               SELECT b.org_id, b.event_id FROM charter.inbound_events AS b
+                WHERE b.org_id = v_run.org_id AND b.event_key = v_key AND b.consumed_at IS NULL
+                  AND b.expires_at > charter._now()
+                ORDER BY b.created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING * INTO v_event;
+        INSERT INTO charter.flow_event_waits (run_id, step_slug, org_id, event_key, timeout_at, event)
+        VALUES (p_run_id, p_step_slug, v_run.org_id, v_key,
+                now() + make_interval(secs => (v_config->>'timeout')::integer),
+                CASE WHEN v_event.event_id IS NOT NULL THEN jsonb_build_object(
+                    'id', v_event.event_id, 'key', v_key, 'payload', v_event.payload) END)
+        ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;
+        v_at := CASE WHEN v_event.event_id IS NOT NULL THEN now()
+                     ELSE coalesce(now() + make_interval(secs => (v_config->>'timeout')::integer), 'infinity') END;
+    END IF;
+    v_limit_key := CASE
+        WHEN v_limits ? 'concurrency' THEN v_run.org_id || '/' || v_run.workflow_slug || '.' || p_step_slug
+             || coalesce(':' || charter._flow_key(v_limits #>> '{concurrency,key}', v_vars), '')
+        WHEN v_flow_limits ? 'concurrency' THEN v_run.org_id || '/' || v_run.workflow_slug
+             || coalesce(':' || charter._flow_key(v_flow_limits #>> '{concurrency,key}', v_vars), '') END;
+    v_rate_key := charter._flow_key(coalesce(v_limits, v_flow_limits) #>> '{rateLimit,key}', v_vars);
     INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
-                               max_attempts, available_at)
+                               max_attempts, available_at, priority, limit_key, limit_max, rate_key)
     SELECT v_run.org_id, p_run_id, v_run.workflow_slug, v_run.version_id, p_step_slug, i, v_max,
-           now() + make_interval(secs => v_delay)
+           v_at,
+           coalesce(v_run.priority, (v_limits->>'priority')::smallint, (v_flow_limits->>'priority')::smallint, 0),
+           v_limit_key,
+           coalesce(v_limits #>> '{concurrency,limit}', v_flow_limits #>> '{concurrency,limit}')::integer,
+           v_rate_key
       FROM generate_series(0, v_count - 1) AS i
     ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;
     -- A wake-up hint carrying an id only; workers poll as well (NOTIFY is deduplicated per
     -- transaction, so a batch of starts sends one).
     PERFORM pg_notify('charter_tasks', v_run.workflow_slug);
+END;
+$$;
+
+-- A step that cannot start (a sleep's until or a wait's key renders to nothing usable): its
+-- failure is recorded as evidence and fails the run, as a map over a non-array does.
+CREATE OR REPLACE FUNCTION charter._fail_step_at_start(p_run charter.runs, p_step_slug text, p_type text, p_message text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_error jsonb := jsonb_build_object('type', p_type, 'message', p_message, 'step', p_step_slug,
+                                        'taskIndex', 0, 'attempt', 0);
+BEGIN
+    INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal, error)
+    VALUES (p_run.org_id, p_run.id, p_step_slug, 'failed', true, v_error);
+    PERFORM charter._fail_run(p_run.id, p_step_slug, v_error);
 END;
 $$;

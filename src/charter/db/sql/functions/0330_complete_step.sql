@@ -48,6 +48,7 @@ BEGIN
                               WHERE i.run_id = p_run_id AND i.target_step = '$end')
              WHERE id = p_run_id AND status = 'running';
             PERFORM pg_notify('charter_runs', p_run_id);
+            PERFORM charter._wake_parent(v_run);
         ELSE
             PERFORM charter._start_step(p_run_id, v_target, p_output);
         END IF;

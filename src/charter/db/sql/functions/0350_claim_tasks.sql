@@ -4,7 +4,10 @@
 -- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
 -- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
 -- instead. Returns what the handler needs: the run input, the dependencies' outputs by
--- name (single steps) or the element (map steps), the idempotency key and the timeout.
+-- name (single steps) or the element (map steps), the idempotency key and the timeout,
+-- and for a step that waited (a sleep, a wait_event, a child step) what it waited for.
+-- Concurrency limits and rate limits are applied here, across all workers: see
+-- _admit_limited.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
     p_version_ids text[],
@@ -23,7 +26,8 @@ RETURNS TABLE (
     run_input jsonb,
     inputs jsonb,
     item jsonb,
-    timeout_seconds integer
+    timeout_seconds integer,
+    resume jsonb
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -35,15 +39,28 @@ DECLARE
     v_expired record;
     v_final   boolean;
     v_error   jsonb;
+    v_limited boolean;
 BEGIN
-    SELECT coalesce(array_agg(t.id), '{}') INTO v_ids FROM (
-        SELECT t.id FROM charter.tasks AS t
+    -- In claim order (priority ages: see _claim_order); a task whose concurrency key is at
+    -- its limit is passed over, so it never blocks the tasks behind it.
+    SELECT coalesce(array_agg(t.id), '{}'), coalesce(bool_or(t.limited), false)
+      INTO v_ids, v_limited FROM (
+        SELECT t.id, t.limit_key IS NOT NULL OR t.rate_key IS NOT NULL AS limited
+          FROM charter.tasks AS t
          WHERE t.version_id = ANY (p_version_ids)
            AND t.status IN ('queued', 'started')
+           AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
            AND t.available_at <= now()
-         ORDER BY t.available_at
+           AND (t.limit_key IS NULL
+                OR (SELECT count(*) FROM charter.tasks AS r
+                     WHERE r.limit_key = t.limit_key AND r.status = 'started'
+                       AND r.available_at > now()) < t.limit_max)
+         ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
          LIMIT p_limit
            FOR UPDATE SKIP LOCKED) AS t;
+    IF v_limited THEN
+        v_ids := charter._admit_limited(v_ids);
+    END IF;
 
     -- The rare path: leases that expired. The attempt they had is recorded as failed.
     FOR v_expired IN
@@ -99,7 +116,8 @@ BEGIN
                         r.input) -> c.task_index
            END,
            coalesce(s.opt_timeout, v.opt_timeout,
-                    (charter.flow_option_defaults()->>'timeout')::integer)
+                    (charter.flow_option_defaults()->>'timeout')::integer),
+           CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.step_slug, c.task_index, s.step_type, s.config) END
       FROM claimed AS c
       JOIN charter.runs AS r ON r.id = c.run_id
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug

@@ -9,7 +9,8 @@ CREATE OR REPLACE FUNCTION charter._complete_one(
     p_token uuid,
     p_output jsonb,
     p_worker_id text,
-    p_cost numeric DEFAULT 0
+    p_cost numeric DEFAULT 0,
+    p_directive jsonb DEFAULT NULL
 )
 RETURNS text
 LANGUAGE plpgsql
@@ -27,6 +28,9 @@ BEGIN
         RETURN 'stale';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
+    IF p_directive IS NOT NULL THEN
+        RETURN charter._complete_directed(p_task_id, p_token, p_output, p_worker_id, p_cost, p_directive);
+    END IF;
     UPDATE charter.tasks
        SET status = 'completed', available_at = NULL
      WHERE id = p_task_id AND delivery_token = p_token AND status = 'started'
@@ -56,7 +60,11 @@ BEGIN
       FROM charter.runs AS r
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
      WHERE r.id = v_run_id;
-    IF v_type = 'single' THEN
+    IF v_type <> 'map' THEN
+        IF v_type = 'wait_event' THEN
+            DELETE FROM charter.flow_event_waits AS w
+             WHERE w.run_id = v_run_id AND w.step_slug = v_task.step_slug AND w.task_index = v_task.task_index;
+        END IF;
         PERFORM charter._complete_step(v_run_id, v_task.step_slug, p_output);
         RETURN 'completed';
     END IF;

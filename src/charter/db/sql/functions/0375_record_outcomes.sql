@@ -2,7 +2,8 @@
 -- completion (p_errors[i] null: p_outputs[i] is the output) or a failure. All the runs of
 -- the group are locked in one order, run id then task id, so two workers recording
 -- overlapping groups — completions and failures mixed — cannot deadlock. Returns each
--- task's outcome: completed | retrying | failed | stale.
+-- task's outcome: completed | retrying | failed | stale, or for a completion with a
+-- directive (see _complete_directed) rescheduled | waiting.
 CREATE OR REPLACE FUNCTION charter.record_outcomes(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -10,7 +11,8 @@ CREATE OR REPLACE FUNCTION charter.record_outcomes(
     p_errors jsonb[],
     p_permanent boolean[],
     p_worker_id text,
-    p_costs numeric[]
+    p_costs numeric[],
+    p_directives jsonb[] DEFAULT NULL
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -22,9 +24,9 @@ DECLARE
     v_item record;
 BEGIN
     FOR v_item IN
-        SELECT u.id, u.token, u.output, u.error, u.permanent, u.cost
-          FROM unnest(p_task_ids, p_tokens, p_outputs, p_errors, p_permanent, p_costs)
-               AS u(id, token, output, error, permanent, cost)
+        SELECT u.id, u.token, u.output, u.error, u.permanent, u.cost, u.directive
+          FROM unnest(p_task_ids, p_tokens, p_outputs, p_errors, p_permanent, p_costs, p_directives)
+               AS u(id, token, output, error, permanent, cost, directive)
           LEFT JOIN charter.tasks AS t ON t.id = u.id
          ORDER BY t.run_id, u.id
     LOOP
@@ -32,7 +34,7 @@ BEGIN
         IF v_item.error IS NULL THEN
             outcome := charter._complete_one(v_item.id, v_item.token,
                                              coalesce(v_item.output, 'null'::jsonb), p_worker_id,
-                                             coalesce(v_item.cost, 0));
+                                             coalesce(v_item.cost, 0), v_item.directive);
         ELSE
             outcome := charter._fail_one(v_item.id, v_item.token, v_item.error,
                                          coalesce(v_item.permanent, false), p_worker_id,

@@ -1,5 +1,6 @@
 -- Cancels a running run: its queued and started tasks are cancelled (late results are then
--- stale), its ready steps marked cancelled, and a $run evidence row records it. Cancelling a
+-- stale), its ready steps marked cancelled, its running child runs cancelled with it, and a
+-- $run evidence row records it. Cancelling a
 -- cancelled run is a no-op; a completed or failed run cannot be cancelled. Returns the status.
 CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text)
 RETURNS text
@@ -8,7 +9,8 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_run charter.runs;
+    v_run   charter.runs;
+    v_child text;
 BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
@@ -25,6 +27,16 @@ BEGIN
             HINT = CASE WHEN v_run.status = 'failed' THEN 'A failed run can be retried (charter retry) instead.'
                         ELSE 'There is nothing left to cancel.' END;
     END IF;
+    -- Its running children first, each under its own lock (parent's lock, then the child's:
+    -- the one order; a finishing child touches only its parent's task row, which is not
+    -- locked yet here).
+    FOR v_child IN SELECT r.id FROM charter.runs AS r
+                    WHERE r.parent_run_id = p_run_id AND r.status = 'running' ORDER BY r.id LOOP
+        PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_child));
+        IF (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child) = 'running' THEN
+            PERFORM charter.cancel_run(v_child);
+        END IF;
+    END LOOP;
     UPDATE charter.runs SET status = 'cancelled', finished_at = now(), updated_at = now()
      WHERE id = p_run_id;
     UPDATE charter.tasks SET status = 'cancelled', available_at = NULL
@@ -33,7 +45,9 @@ BEGIN
      WHERE run_id = p_run_id AND status = 'ready';
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
     VALUES (v_run.org_id, p_run_id, '$run', 'cancelled', true);
+    DELETE FROM charter.flow_event_waits AS w WHERE w.run_id = p_run_id;
     PERFORM pg_notify('charter_runs', p_run_id);
+    PERFORM charter._wake_parent(v_run);
     RETURN 'cancelled';
 END;
 $$;

@@ -138,7 +138,7 @@ BEGIN
     INSERT INTO charter.workflow_versions (
         id, workflow_slug, version, definition_kind, shape, dsl, commit_message, operation,
         generation_id, owner_id, compiled, compiled_hash, compiler_version,
-        opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay)
+        opt_max_attempts, opt_base_delay, opt_timeout, opt_start_delay, opt_limits)
     VALUES (
         v_id, p_workflow_id, v_number, CASE WHEN v_is_flow THEN 'flow' ELSE 'external' END,
         CASE WHEN v_is_flow THEN p_dsl END, p_dsl, p_commit_message, p_operation,
@@ -149,7 +149,8 @@ BEGIN
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,maxAttempts}')::numeric::integer END,
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,baseDelay}')::numeric::integer END,
         CASE WHEN v_is_flow THEN (p_dsl #>> '{options,timeout}')::numeric::integer END,
-        CASE WHEN v_is_flow THEN (p_dsl #>> '{options,startDelay}')::numeric::integer END);
+        CASE WHEN v_is_flow THEN (p_dsl #>> '{options,startDelay}')::numeric::integer END,
+        CASE WHEN v_is_flow THEN charter._option_limits(p_dsl->'options') END);
     INSERT INTO charter.workflow_version_parents (version_id, parent_version_id, position)
     SELECT v_id, p, i - 1 FROM unnest(p_parent_version_ids) WITH ORDINALITY AS u(p, i)
      WHERE p = ANY (v_parents)

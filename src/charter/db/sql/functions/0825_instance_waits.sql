@@ -190,7 +190,7 @@ END;
 $$;
 
 -- client.events.send: records an inbound event (idempotent on its event id) and resumes the
--- waits on its key; with none waiting it is kept until p_retention passes, for the first
+-- waits on its key, documents' wait_event nodes and flows' wait_event steps alike; with none waiting it is kept until p_retention passes, for the first
 -- wait_event on that key to start.
 CREATE OR REPLACE FUNCTION charter.send_event(
     p_org_id text, p_key text, p_payload jsonb DEFAULT NULL, p_event_id text DEFAULT NULL,
@@ -204,6 +204,7 @@ DECLARE
     v_org     text := charter._acting_org(p_org_id);
     v_id      text := coalesce(nullif(p_event_id, ''), gen_random_uuid()::text);
     v_matched integer;
+    v_flow    text;
 BEGIN
     IF p_key IS NULL OR length(p_key) NOT BETWEEN 1 AND 500 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH044',
@@ -234,6 +235,34 @@ BEGIN
         RETURNING w.run_id
     )
     SELECT count(*) INTO v_matched FROM resumed;
+    -- Flow steps waiting on the key (wait_event): the event is attached and the task is
+    -- claimable now. Only a task still queued: one a worker already claimed at its timeout
+    -- has timed out.
+    WITH waiting AS (
+        SELECT w.run_id, w.step_slug, w.task_index, t.id AS task_id
+          FROM charter.flow_event_waits AS w
+          JOIN charter.tasks AS t ON t.run_id = w.run_id AND t.step_slug = w.step_slug
+                                 AND t.task_index = w.task_index
+         WHERE w.org_id = v_org AND w.event_key = p_key AND w.event IS NULL AND t.status = 'queued'
+         ORDER BY w.created_at
+           FOR UPDATE OF w, t
+    ), attached AS (
+        UPDATE charter.flow_event_waits AS w
+           SET event = jsonb_build_object('id', v_id, 'key', p_key, 'payload', p_payload)
+          FROM waiting
+         WHERE w.run_id = waiting.run_id AND w.step_slug = waiting.step_slug
+           AND w.task_index = waiting.task_index
+        RETURNING waiting.task_id
+    ), woken AS (
+        UPDATE charter.tasks AS t SET available_at = now()
+          FROM attached WHERE t.id = attached.task_id
+        RETURNING t.workflow_slug
+    )
+    SELECT v_matched + count(*), (SELECT min(workflow_slug) FROM woken)
+      INTO v_matched, v_flow FROM woken;
+    IF v_flow IS NOT NULL THEN
+        PERFORM pg_notify('charter_tasks', v_flow);
+    END IF;
     IF v_matched > 0 THEN
         UPDATE charter.inbound_events AS e SET consumed_at = now(), consumed_by = 'waits'
          WHERE e.org_id = v_org AND e.event_id = v_id;

@@ -23,6 +23,7 @@ CREATE TABLE charter.workflow_versions (
     contract         jsonb,
     base_ref         jsonb,
     updated_at       timestamptz NOT NULL DEFAULT now(),
+    opt_limits       jsonb,
     CONSTRAINT workflow_versions_pkey PRIMARY KEY (id),
     CONSTRAINT workflow_versions_number_unique UNIQUE (workflow_slug, version),
     CONSTRAINT workflow_versions_workflow_fkey FOREIGN KEY (workflow_slug)

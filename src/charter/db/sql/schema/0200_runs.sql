@@ -14,6 +14,11 @@ CREATE TABLE charter.runs (
     generation_id    text,
     evolution_run_id text,
     usd_cost         numeric(16, 6) NOT NULL DEFAULT 0,
+    priority         smallint,
+    parent_run_id    text,
+    parent_step      text,
+    parent_task_index integer,
+    child_key        text,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),
@@ -21,7 +26,8 @@ CREATE TABLE charter.runs (
     CONSTRAINT run_status_is_known
         CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
     CONSTRAINT finished_runs_have_finished_at CHECK ((status = 'running') = (finished_at IS NULL)),
-    CONSTRAINT usd_cost_is_not_negative CHECK (usd_cost >= 0)
+    CONSTRAINT usd_cost_is_not_negative CHECK (usd_cost >= 0),
+    CONSTRAINT run_priority_in_range CHECK (priority BETWEEN 0 AND 1000)
 );
 
 COMMENT ON TABLE charter.runs IS
@@ -31,3 +37,7 @@ CREATE INDEX runs_workflow_status_idx ON charter.runs (workflow_slug, status, cr
 
 -- Listing runs newest first, a page at a time, without a filter on the flow.
 CREATE INDEX runs_created_idx ON charter.runs (created_at DESC, id DESC);
+
+-- A run's child runs (ctx.start_child, child steps).
+CREATE INDEX runs_parent_idx ON charter.runs (parent_run_id, parent_step, parent_task_index)
+    WHERE parent_run_id IS NOT NULL;

@@ -13,6 +13,10 @@ CREATE TABLE charter.tasks (
     worker_id      text,
     started_at     timestamptz,
     version_id     text        NOT NULL,
+    priority       smallint    NOT NULL DEFAULT 0,
+    limit_key      text,
+    limit_max      integer,
+    rate_key       text,
     CONSTRAINT tasks_pkey PRIMARY KEY (id),
     CONSTRAINT tasks_run_step_index_unique UNIQUE (run_id, step_slug, task_index),
     CONSTRAINT task_status_is_known
@@ -25,7 +29,26 @@ CREATE TABLE charter.tasks (
 COMMENT ON TABLE charter.tasks IS
     'The queue: one small row per task; available_at is when a queued task may run or a started task''s lease ends.';
 
+-- The claim order: a queued task counts as ready `priority` minutes earlier than it is, so
+-- higher priorities go first and a task waits at most the gap to any later one. (Pure
+-- arithmetic on minutes, so immutable whatever the time zone.)
+CREATE FUNCTION charter._claim_order(p_available_at timestamptz, p_priority smallint, p_status text)
+RETURNS timestamptz
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+SET search_path = ''
+AS $$
+    SELECT CASE WHEN p_priority > 0 AND p_status = 'queued'
+                THEN p_available_at - p_priority * interval '1 minute'
+                ELSE p_available_at END
+$$;
+
 -- The claim query: queued tasks whose time has come and started tasks whose lease expired,
--- of the versions a worker's code can run.
-CREATE INDEX tasks_claim_idx ON charter.tasks (version_id, available_at)
+-- of the versions a worker's code can run, in claim order.
+CREATE INDEX tasks_claim_idx ON charter.tasks
+    (version_id, charter._claim_order(available_at, priority, status))
     WHERE status IN ('queued', 'started');
+-- Counting the running tasks of a concurrency key.
+CREATE INDEX tasks_limit_idx ON charter.tasks (limit_key)
+    WHERE status = 'started' AND limit_key IS NOT NULL;

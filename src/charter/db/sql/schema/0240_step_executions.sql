@@ -22,7 +22,8 @@ CREATE TABLE charter.step_executions (
     actor           text,
     CONSTRAINT step_executions_pkey PRIMARY KEY (created_at, id),
     CONSTRAINT execution_status_is_known
-        CHECK (status IN ('running', 'completed', 'failed', 'skipped', 'cancelled', 'retried'))
+        CHECK (status IN ('running', 'completed', 'failed', 'skipped', 'cancelled', 'retried',
+                          'rescheduled', 'waiting'))
 ) PARTITION BY RANGE (created_at);
 
 ALTER SEQUENCE charter.step_executions_id_seq OWNED BY charter.step_executions.id;

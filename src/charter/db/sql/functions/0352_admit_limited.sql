@@ -1,0 +1,78 @@
+-- The claim's limits, for the candidate tasks p_ids (locked by the claim, in claim order):
+-- returns those that may start now.
+--   Concurrency: per key, at most limit_max tasks run at once (started, lease not expired).
+--   The key's advisory lock serialises the count with every other claimer; a key another
+--   claimer holds is left for the next claim.
+--   Rate limits: a token bucket per (org, key) in charter.rate_buckets, refilled at
+--   perSecond up to burst. A task that finds no token is queued again for when its token
+--   will be there, so it is visibly waiting, not failed and not rescanned meanwhile.
+CREATE OR REPLACE FUNCTION charter._admit_limited(p_ids bigint[])
+RETURNS bigint[]
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+    v_ids     bigint[] := p_ids;
+    v_group   record;
+    v_running integer;
+    v_rate    jsonb;
+    v_bucket  charter.rate_buckets;
+    v_burst   double precision;
+    v_tokens  double precision;
+    v_take    integer;
+BEGIN
+    FOR v_group IN
+        SELECT t.limit_key, max(t.limit_max) AS limit_max,
+               array_agg(t.id ORDER BY array_position(p_ids, t.id)) AS ids
+          FROM charter.tasks AS t
+         WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL
+         GROUP BY t.limit_key ORDER BY t.limit_key
+    LOOP
+        IF NOT pg_try_advisory_xact_lock(charter._lock_key('concurrency', v_group.limit_key)) THEN
+            v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids));
+            CONTINUE;
+        END IF;
+        SELECT count(*) INTO v_running FROM charter.tasks AS r
+         WHERE r.limit_key = v_group.limit_key AND r.status = 'started' AND r.available_at > now();
+        v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
+                        WHERE i <> ALL (v_group.ids[greatest(v_group.limit_max - v_running, 0) + 1:]));
+    END LOOP;
+
+    FOR v_group IN
+        SELECT t.org_id, t.rate_key, min(t.version_id) AS version_id, min(t.step_slug) AS step_slug,
+               array_agg(t.id ORDER BY array_position(p_ids, t.id)) AS ids
+          FROM charter.tasks AS t
+         WHERE t.id = ANY (v_ids) AND t.rate_key IS NOT NULL
+         GROUP BY t.org_id, t.rate_key ORDER BY t.org_id, t.rate_key
+    LOOP
+        SELECT coalesce(s.opt_limits->'rateLimit', v.opt_limits->'rateLimit') INTO v_rate
+          FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+         WHERE s.version_id = v_group.version_id AND s.slug = v_group.step_slug;
+        v_burst := coalesce((v_rate->>'burst')::double precision,
+                            greatest(1, ceil((v_rate->>'perSecond')::double precision)));
+        INSERT INTO charter.rate_buckets (org_id, bucket_key, tokens)
+        VALUES (v_group.org_id, v_group.rate_key, v_burst)
+        ON CONFLICT DO NOTHING;
+        SELECT * INTO v_bucket FROM charter.rate_buckets AS b
+         WHERE b.org_id = v_group.org_id AND b.bucket_key = v_group.rate_key
+           FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN  -- another claimer is taking tokens of this bucket right now
+            v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids));
+            CONTINUE;
+        END IF;
+        v_tokens := least(v_burst, v_bucket.tokens
+                          + extract(epoch FROM now() - v_bucket.refilled_at) * (v_rate->>'perSecond')::double precision);
+        v_take := least(floor(v_tokens)::integer, cardinality(v_group.ids));
+        UPDATE charter.rate_buckets AS b SET tokens = v_tokens - v_take, refilled_at = now()
+         WHERE b.org_id = v_group.org_id AND b.bucket_key = v_group.rate_key;
+        -- The rest wait for their tokens: the n-th of them when the n-th next token is in.
+        UPDATE charter.tasks AS t
+           SET available_at = now() + make_interval(secs =>
+                   (w.n - (v_tokens - v_take)) / (v_rate->>'perSecond')::double precision)
+          FROM unnest(v_group.ids[v_take + 1:]) WITH ORDINALITY AS w(id, n)
+         WHERE t.id = w.id AND t.status = 'queued';
+        v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids[v_take + 1:]));
+    END LOOP;
+    RETURN v_ids;
+END;
+$$;
