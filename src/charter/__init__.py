@@ -6,19 +6,22 @@ from charter.client import AsyncClient, Client
 from charter.compiler.flows import compare_flow_shapes, compile_flow, extract_flow_shape
 from charter.db.migrate import migrate
 from charter.dsl.flow import Flow, Step
+from charter.dsl.waits import timed_out
 from charter.engine.runs import Run, StepInfo
 from charter.errors import CharterError
-from charter.outcomes import NonRetryable
-from charter.worker.context import Context
+from charter.outcomes import NonRetryable, Reschedule
+from charter.worker.context import ChildRun, Context
 
 __all__ = [
     "ActionContext",
     "AsyncClient",
     "CharterError",
+    "ChildRun",
     "Client",
     "Context",
     "Flow",
     "NonRetryable",
+    "Reschedule",
     "Run",
     "Step",
     "StepInfo",
@@ -29,4 +32,5 @@ __all__ = [
     "compile_flow",
     "extract_flow_shape",
     "migrate",
+    "timed_out",
 ]
