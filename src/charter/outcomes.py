@@ -20,7 +20,7 @@ class NonRetryable(Exception):
     permanent = True
 
 
-class Reschedule(BaseException):  # noqa: N818 - a request, not an error
+class Reschedule(BaseException):
     """Resume this task later instead of finishing now: return it (or raise it) from a
     handler, or call ``ctx.sleep_until(ts)``. The attempt is recorded as evidence
     (``rescheduled``) and does not count against ``max_attempts``; the task is claimed again
@@ -31,12 +31,18 @@ class Reschedule(BaseException):  # noqa: N818 - a request, not an error
 
     def __init__(self, after: float | timedelta | None = None, at: datetime | None = None) -> None:
         if (after is None) == (at is None):
-            raise ValueError("Reschedule takes after= (seconds or a timedelta) or at= (a datetime), one of them")
+            raise ValueError(
+                "Reschedule takes after= (seconds or a timedelta) or at= (a datetime), one of them"
+            )
         if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
             raise ValueError(f"Reschedule at= needs a timezone-aware datetime, got {at!r}")
         if after is not None:
             seconds = after.total_seconds() if isinstance(after, timedelta) else after
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds <= 31_536_000:
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or not 0 <= seconds <= 31_536_000
+            ):
                 raise ValueError(f"Reschedule after= needs 0 to 31536000 seconds, got {after!r}")
         super().__init__(after, at)
         self.after = after

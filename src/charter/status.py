@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rich.console import Group
 from rich.table import Table
@@ -59,6 +60,8 @@ def render_run(run: Run) -> Group:
             detail = Text(message[:100], "red")
         elif step.status == "completed":
             detail = Text(json.dumps(step.output, ensure_ascii=False)[:100])
+        elif step.waiting_for:
+            detail = Text(waiting_text(step.waiting_for), "cyan")
         table.add_row(
             step.slug,
             step.step_type,
@@ -69,7 +72,25 @@ def render_run(run: Run) -> Group:
             f"{step.duration_s:.3f}s" if step.duration_s is not None else "",
             detail,
         )
-    parts: list[Text | Table] = [header, table]
+    parts: list[Text | Table | Tree] = [header, table]
+    if run.parent:
+        parts.append(
+            Text(
+                f"child of run {run.parent['runId']} (step {run.parent['step']}, key "
+                f"{run.parent['key']})"
+            )
+        )
+    if run.children:
+        tree = Tree(Text(f"children ({len(run.children)})"))
+        for child in run.children:
+            tree.add(
+                Text.assemble(
+                    (child.run_id, "bold"),
+                    (f"  flow {child.flow}  from {child.step} key {child.key}  ", ""),
+                    (child.status, _STYLES.get(child.status, "")),
+                )
+            )
+        parts.append(tree)
     if run.usd_cost:
         parts.append(Text(f"cost: ${run.usd_cost:.6f}"))
     instance = run.flow.startswith(("effective:", "envelope:"))
@@ -88,6 +109,24 @@ def render_run(run: Run) -> Group:
         kind = run.error.get("type") or run.error.get("sqlstate")
         parts.append(Text(f"error: {kind}: {run.error.get('message')}", "red"))
     return Group(*parts)
+
+
+def waiting_text(waiting: dict[str, Any]) -> str:
+    """A queued step's reason to wait, in a few words."""
+    kind = waiting.get("kind")
+    if kind == "event":
+        until = f" until {waiting['timeoutAt']}" if waiting.get("timeoutAt") else ""
+        return f"waiting for event {waiting['eventKey']}{until}"
+    if kind == "child":
+        return f"waiting for child run {waiting.get('childRunId')}"
+    if kind == "rateLimit":
+        return f"waiting for a token of rate limit {waiting['key']} (until {waiting['until']})"
+    if kind == "concurrency":
+        return (
+            f"waiting for a slot of {waiting['key']} ({waiting['running']}/"
+            f"{waiting['limit']} running)"
+        )
+    return f"waiting until {waiting.get('until')}"
 
 
 def render_document(document: Document, run: Run | None) -> Group:

@@ -3,6 +3,7 @@ resumed later. Real worker, real PostgreSQL."""
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -28,14 +29,14 @@ def payment_flow(timeout: int | None = None) -> Flow:
     flow = Flow("orders_paid")
 
     @flow.step
-    def place(run: dict) -> dict:
+    def place(run: dict[str, Any]) -> dict[str, Any]:
         return {"order": run["order_id"]}
 
     @flow.wait_event(key="payment:{run.order_id}", depends_on=[place], timeout=timeout)
     def payment(): ...
 
     @flow.step(depends_on=[payment])
-    def ship(payment: dict) -> str:
+    def ship(payment: dict[str, Any]) -> str:
         if charter.timed_out(payment):
             return "cancelled: no payment"
         return f"shipped after {payment['amount']}"
@@ -99,7 +100,7 @@ def test_a_sleep_step_waits_its_time_without_a_worker(db_url):
     nap = flow.sleep("nap", seconds=2, depends_on=[first])
 
     @flow.step(depends_on=[nap])
-    def after(nap: dict) -> str:
+    def after(nap: dict[str, Any]) -> str:
         return nap["wokeAt"]
 
     with running_worker(db_url, flow, concurrency=1), Client(db_url) as client:
@@ -119,7 +120,7 @@ def test_a_sleep_until_a_time_from_the_run_input(db_url):
     def wait_for_it(): ...
 
     @flow.step(depends_on=[wait_for_it])
-    def remind(run: dict) -> str:
+    def remind(run: dict[str, Any]) -> str:
         return f"reminded {run['who']}"
 
     soon = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()

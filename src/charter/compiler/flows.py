@@ -8,8 +8,8 @@ they can be tuned in the database without a new version. ``compare_flow_shapes``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import json
+from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
 from charter.compiler.compiled import build_compiled, topological_order

@@ -209,9 +209,16 @@ class Flow:
         def add(fn: Callable[..., Any]) -> Step:
             config = None if child is None else {"child": _child_slug(self, fn, child)}
             return self._add(
-                fn, "single", depends_on, slug, options, execution, over=None,
-                limits=limits, config=config,
-            )  # fmt: skip
+                fn,
+                "single",
+                depends_on,
+                slug,
+                options,
+                execution,
+                over=None,
+                limits=limits,
+                config=config,
+            )
 
         return add(handler) if handler is not None else add
 
@@ -331,8 +338,16 @@ class Flow:
         slug: str | None,
     ) -> Any:
         def add(fn: Callable[..., Any], step_slug: str | None = slug) -> Step:
-            return self._add(fn, step_type, depends_on, step_slug, {}, (None, None, None),
-                             over=None, config=config)  # fmt: skip
+            return self._add(
+                fn,
+                step_type,
+                depends_on,
+                step_slug,
+                {},
+                (None, None, None),
+                over=None,
+                config=config,
+            )
 
         if isinstance(target, str):
             return add(_named_placeholder(target), target)

@@ -37,8 +37,10 @@ def claim_limits(
     limits: dict[str, Any] = {}
     if priority is not None:
         if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 1000:
-            raise _invalid(f"{where}: priority={shown(priority)} is out of range; use a whole "
-                           "number from 0 to 1000 (higher runs first).")  # fmt: skip
+            raise _invalid(
+                f"{where}: priority={shown(priority)} is out of range; use a whole "
+                "number from 0 to 1000 (higher runs first)."
+            )
         limits["priority"] = priority
     if concurrency is not None:
         limits["concurrency"] = _concurrency(where, concurrency, names)
@@ -50,8 +52,9 @@ def claim_limits(
 def check_template(where: str, what: str, template: Any, names: Collection[str]) -> str:
     """A key or time template whose placeholders name the run input or a dependency."""
     if not isinstance(template, str) or not 1 <= len(template) <= 500:
-        raise _invalid(f"{where}: {what} must be a string of 1 to 500 characters, not "
-                       f"{shown(template)}.")  # fmt: skip
+        raise _invalid(
+            f"{where}: {what} must be a string of 1 to 500 characters, not {shown(template)}."
+        )
     for placeholder in PLACEHOLDER.findall(template):
         head = placeholder.strip().split(".")[0]
         if head not in names:
@@ -65,12 +68,16 @@ def check_template(where: str, what: str, template: Any, names: Collection[str])
 
 def _concurrency(where: str, value: Any, names: Collection[str]) -> dict[str, Any]:
     if not isinstance(value, dict) or set(value) - {"key", "limit"} or "limit" not in value:
-        raise _invalid(f"{where}: concurrency= takes {{'key': 'run.customer_id', 'limit': 2}} "
-                       f"(key optional), not {shown(value)}.")  # fmt: skip
+        raise _invalid(
+            f"{where}: concurrency= takes {{'key': 'run.customer_id', 'limit': 2}} "
+            f"(key optional), not {shown(value)}."
+        )
     limit = value["limit"]
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise _invalid(f"{where}: concurrency limit {shown(limit)} is out of range; use a "
-                       f"whole number from 1 to {MAX_LIMIT}.")  # fmt: skip
+        raise _invalid(
+            f"{where}: concurrency limit {shown(limit)} is out of range; use a "
+            f"whole number from 1 to {MAX_LIMIT}."
+        )
     result: dict[str, Any] = {"limit": limit}
     if value.get("key") is not None:
         result["key"] = _key(where, "concurrency", value["key"], names)
@@ -83,27 +90,37 @@ def _rate_limit(where: str, value: Any, names: Collection[str]) -> dict[str, Any
         or set(value) - {"key", "per_second", "burst"}
         or not {"key", "per_second"} <= set(value)
     ):
-        raise _invalid(f"{where}: rate_limit= takes {{'key': 'stripe', 'per_second': 5, "
-                       f"'burst': 10}} (burst optional), not {shown(value)}.")  # fmt: skip
+        raise _invalid(
+            f"{where}: rate_limit= takes {{'key': 'stripe', 'per_second': 5, "
+            f"'burst': 10}} (burst optional), not {shown(value)}."
+        )
     rate = value["per_second"]
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= MAX_LIMIT:
-        raise _invalid(f"{where}: rate_limit per_second={shown(rate)} is out of range; use a "
-                       f"number above 0 and at most {MAX_LIMIT}.")  # fmt: skip
-    result: dict[str, Any] = {"key": _key(where, "rate_limit", value["key"], names),
-                              "perSecond": rate}  # fmt: skip
+        raise _invalid(
+            f"{where}: rate_limit per_second={shown(rate)} is out of range; use a "
+            f"number above 0 and at most {MAX_LIMIT}."
+        )
+    result: dict[str, Any] = {
+        "key": _key(where, "rate_limit", value["key"], names),
+        "perSecond": rate,
+    }
     if value.get("burst") is not None:
         burst = value["burst"]
         if isinstance(burst, bool) or not isinstance(burst, int) or not 1 <= burst <= MAX_LIMIT:
-            raise _invalid(f"{where}: rate_limit burst={shown(burst)} is out of range; use a "
-                           f"whole number from 1 to {MAX_LIMIT}.")  # fmt: skip
+            raise _invalid(
+                f"{where}: rate_limit burst={shown(burst)} is out of range; use a "
+                f"whole number from 1 to {MAX_LIMIT}."
+            )
         result["burst"] = burst
     return result
 
 
 def _key(where: str, what: str, key: Any, names: Collection[str]) -> str:
     if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY:
-        raise _invalid(f"{where}: the {what} key must be a string of 1 to {MAX_KEY} "
-                       f"characters, not {shown(key)}.")  # fmt: skip
+        raise _invalid(
+            f"{where}: the {what} key must be a string of 1 to {MAX_KEY} "
+            f"characters, not {shown(key)}."
+        )
     if "{" not in key and (key == "run" or key.startswith("run.")):
         return key
     return check_template(where, f"the {what} key", key, names)

@@ -34,19 +34,33 @@ def placeholder_spec(fn: Callable[..., Any], *, where: str, step_type: str) -> H
             code="FLOW_STEP_INVALID",
         )
     return HandlerSpec(
-        where=where, handler=fn, is_async=False, params=(), item_param=None,
-        takes_all_inputs=False, hints={}, returns=None,
-    )  # fmt: skip
+        where=where,
+        handler=fn,
+        is_async=False,
+        params=(),
+        item_param=None,
+        takes_all_inputs=False,
+        hints={},
+        returns=None,
+    )
 
 
 def sleep_config(where: str, seconds: Any, until: Any) -> dict[str, Any]:
     if (seconds is None) == (until is None):
-        raise _invalid(f"{where}: give seconds= (how long) or until= (a template of the time, "
-                       "e.g. '{run.remind_at}'), one of them.")  # fmt: skip
+        raise _invalid(
+            f"{where}: give seconds= (how long) or until= (a template of the time, "
+            "e.g. '{run.remind_at}'), one of them."
+        )
     if seconds is not None:
-        if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= MAX_SECONDS:
-            raise _invalid(f"{where}: seconds={shown(seconds)} is out of range; use a whole "
-                           f"number from 0 to {MAX_SECONDS}.")  # fmt: skip
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int)
+            or not 0 <= seconds <= MAX_SECONDS
+        ):
+            raise _invalid(
+                f"{where}: seconds={shown(seconds)} is out of range; use a whole "
+                f"number from 0 to {MAX_SECONDS}."
+            )
         return {"seconds": seconds}
     return {"until": until}
 
@@ -54,10 +68,16 @@ def sleep_config(where: str, seconds: Any, until: Any) -> dict[str, Any]:
 def wait_config(where: str, key: Any, timeout: Any) -> dict[str, Any]:
     config: dict[str, Any] = {"key": key}
     if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int) or not 1 <= timeout <= MAX_SECONDS:
-            raise _invalid(f"{where}: timeout={shown(timeout)} is out of range; use a whole "
-                           f"number of seconds from 1 to {MAX_SECONDS}, or leave it out to "
-                           "wait for ever.")  # fmt: skip
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int)
+            or not 1 <= timeout <= MAX_SECONDS
+        ):
+            raise _invalid(
+                f"{where}: timeout={shown(timeout)} is out of range; use a whole "
+                f"number of seconds from 1 to {MAX_SECONDS}, or leave it out to "
+                "wait for ever."
+            )
         config["timeout"] = timeout
     return config
 

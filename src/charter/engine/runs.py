@@ -27,12 +27,30 @@ class StepInfo:
     entity_version: int | None = None
     actor: str | None = None
     chosen_edge_ids: list[str] | None = None
+    # A queued step's reason to wait: {"kind": "event" | "sleep" | "child" | "rateLimit" |
+    # "concurrency" | "time", ...}; None when it is simply next in line (or not queued).
+    waiting_for: dict[str, Any] | None = None
 
     @property
     def duration_s(self) -> float | None:
         if self.started_at is None or self.completed_at is None:
             return None
         return (self.completed_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class ChildInfo:
+    """A child run: started by ``ctx.start_child`` (key as given, or ``#n``) or as the body
+    of a child step (key ``$body``)."""
+
+    run_id: str
+    flow: str
+    status: RunStatus
+    step: str
+    task_index: int
+    key: str
+    created_at: datetime
+    finished_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,9 @@ class Run:
     steps: list[StepInfo] = field(default_factory=list)
     usd_cost: float = 0.0
     serving_workers: int = 0  # live workers whose code can run this run's version
+    priority: int | None = None
+    parent: dict[str, Any] | None = None  # {"runId", "step", "taskIndex", "key"}
+    children: list[ChildInfo] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -90,11 +111,27 @@ def run_from_json(data: dict[str, Any]) -> Run:
                 entity_version=s.get("entityVersion"),
                 actor=s.get("actor"),
                 chosen_edge_ids=s.get("chosenEdgeIds"),
+                waiting_for=s.get("waitingFor"),
             )
             for s in data["steps"]
         ],
         usd_cost=float(data.get("usdCost") or 0),
         serving_workers=int(data.get("servingWorkers") or 0),
+        priority=data.get("priority"),
+        parent=data.get("parent"),
+        children=[
+            ChildInfo(
+                run_id=c["runId"],
+                flow=c["flow"],
+                status=RunStatus(c["status"]),
+                step=c["step"],
+                task_index=c["taskIndex"],
+                key=c["key"],
+                created_at=timestamp(c["createdAt"]),  # type: ignore[arg-type]
+                finished_at=timestamp(c["finishedAt"]),
+            )
+            for c in data.get("children") or []
+        ],
     )
 
 

@@ -66,10 +66,15 @@ class Context:
         if not isinstance(slug, str) or not slug:
             raise ValueError(f"start_child needs a Flow or a flow slug, got {flow!r}")
         if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 200):
-            raise ValueError(f"start_child key must be a string of 1 to 200 characters, got {key!r}")
+            raise ValueError(
+                f"start_child key must be a string of 1 to 200 characters, got {key!r}"
+            )
         chosen = key if key is not None else f"#{len(self.children) + 1}"
         if any(child["key"] == chosen for child in self.children):
-            raise ValueError(f"start_child was called twice with key {chosen!r} in one attempt; give each child its own key")
+            raise ValueError(
+                f"start_child was called twice with key {chosen!r} in one attempt; give "
+                "each child its own key"
+            )
         text = json_text(input, f"The input of the child run {chosen!r}")
         self.children.append({"flow": slug, "input": json.loads(text), "key": chosen})
         rid = child_run_id(self.run_id, self.step, self.task_index, chosen)

@@ -91,17 +91,23 @@ class Executor:
             if step.child_flow is not None:
                 directive["startChild"] = True
             return Outcome(
-                task, output=text, cost=ctx.cost_usd, duration=_since(started),
+                task,
+                output=text,
+                cost=ctx.cost_usd,
+                duration=_since(started),
                 directive=directive or None,
-            )  # fmt: skip
+            )
         except HandlerTimeout as exc:
             error = plain_error(FailureKind.TIMEOUT, str(exc))
             return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
         except (StepInputError, StepOutputError, RunInputError) as exc:
             return Outcome(
-                task, error=error_record(exc), permanent=True, cost=ctx.cost_usd,
+                task,
+                error=error_record(exc),
+                permanent=True,
+                cost=ctx.cost_usd,
                 duration=_since(started),
-            )  # fmt: skip
+            )
         except ProcessDied as exc:
             error = plain_error(FailureKind.PROCESS_DIED, str(exc), exitCode=exc.exitcode)
             return Outcome(task, error=error, cost=ctx.cost_usd, duration=_since(started))
@@ -217,7 +223,9 @@ def resumed(task: Task, resume: dict[str, Any]) -> Outcome:
     wait_event completes with what SQL found; a child step with its child's output, or
     fails for good with its child's failure."""
     if "output" in resume:
-        return Outcome(task, output=json_text(resume["output"], f"The output of step '{task.step}'"))
+        return Outcome(
+            task, output=json_text(resume["output"], f"The output of step '{task.step}'")
+        )
     child = resume["child"]
     if child["status"] == "completed":
         return Outcome(task, output=json_text(child["output"], f"The output of step '{task.step}'"))

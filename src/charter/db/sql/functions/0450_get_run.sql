@@ -1,6 +1,8 @@
 -- A run with its steps, for clients and `charter status`: status, output, error, cost, how
 -- many live workers run its version's code, and per step its state, task counts, attempts,
--- first start, completion, output (once completed) and last error (unless completed).
+-- first start, completion, output (once completed), last error (unless completed) and what
+-- a queued step waits for (an event, a time, a child run, a rate limit, a concurrency slot);
+-- its priority, its parent (a child run) and its children.
 CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text)
 RETURNS jsonb
 LANGUAGE sql
@@ -12,6 +14,17 @@ AS $$
         'id', r.id, 'flow', r.workflow_slug, 'versionId', r.version_id, 'version', v.version,
         'status', r.status, 'input', r.input, 'output', r.output, 'error', r.error,
         'usdCost', r.usd_cost, 'createdAt', r.created_at, 'finishedAt', r.finished_at,
+        'priority', r.priority,
+        'parent', CASE WHEN r.parent_run_id IS NOT NULL THEN jsonb_build_object(
+                      'runId', r.parent_run_id, 'step', r.parent_step,
+                      'taskIndex', r.parent_task_index, 'key', r.child_key) END,
+        'children', coalesce((
+            SELECT jsonb_agg(jsonb_build_object(
+                       'runId', c.id, 'flow', c.workflow_slug, 'status', c.status, 'step', c.parent_step,
+                       'taskIndex', c.parent_task_index, 'key', c.child_key,
+                       'createdAt', c.created_at, 'finishedAt', c.finished_at)
+                   ORDER BY c.created_at, c.id)
+              FROM charter.runs AS c WHERE c.parent_run_id = r.id), '[]'::jsonb),
         'servingWorkers', (SELECT count(*) FROM charter.workers AS w
                             WHERE r.version_id = ANY (w.versions) AND w.stopped_at IS NULL
                               AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
@@ -37,7 +50,11 @@ AS $$
                                      (SELECT i.value FROM charter.inbox AS i
                                        WHERE i.run_id = r.id AND i.source_step = fs.slug
                                          AND i.spread_index = -1 LIMIT 1) END,
-                       'error', CASE WHEN s.status <> 'completed' THEN e.error END)
+                       'error', CASE WHEN s.status <> 'completed' THEN e.error END,
+                       'waitingFor', CASE WHEN s.status = 'ready' AND r.status = 'running' THEN (
+                           SELECT charter._task_waiting(t, fs.step_type, fs.config) FROM charter.tasks AS t
+                            WHERE t.run_id = r.id AND t.step_slug = fs.slug AND t.status = 'queued'
+                            ORDER BY t.task_index LIMIT 1) END)
                    ORDER BY fs.step_index)
               FROM charter.flow_steps AS fs
               JOIN charter.step_states AS s ON s.run_id = r.id AND s.step_slug = fs.slug
