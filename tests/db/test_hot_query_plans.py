@@ -50,8 +50,14 @@ def test_the_claim_scan_uses_the_partial_claim_index(conn):
         """
         SELECT t.id FROM charter.tasks AS t
          WHERE t.version_id = ANY (%s) AND t.status IN ('queued', 'started')
+           AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
            AND t.available_at <= now()
-         ORDER BY t.available_at LIMIT 10 FOR UPDATE SKIP LOCKED""",
+           AND (t.limit_key IS NULL
+                OR (SELECT count(*) FROM charter.tasks AS r
+                     WHERE r.limit_key = t.limit_key AND r.status = 'started'
+                       AND r.available_at > now()) < t.limit_max)
+         ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
+         LIMIT 10 FOR UPDATE SKIP LOCKED""",
         ([conn.execute("SELECT current_version_id FROM charter.workflows").fetchone()[0]],),
     )
     assert "tasks_claim_idx" in plan
