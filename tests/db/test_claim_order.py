@@ -9,7 +9,7 @@ from ..engine import claim, complete, install
 def one_step(slug: str, **step_options: object) -> Flow:
     flow = Flow(slug)
 
-    @flow.step(**step_options)  # type: ignore[call-overload]
+    @flow.step(**step_options)  # type: ignore[untyped-decorator]
     def work(run: dict[str, object]) -> object:
         return run
 
@@ -88,9 +88,8 @@ def test_a_key_at_its_limit_is_passed_over_and_frees_when_a_task_finishes(conn):
 def test_priority_out_of_range_is_refused_with_the_rule(conn):
     import pytest
 
+    from charter.db.sqlstate import charter_errors
     from charter.errors import CharterError
-
-    from ..engine import charter_errors
 
     install(conn, one_step("ranked_bad"))
     with pytest.raises(CharterError) as caught, charter_errors():

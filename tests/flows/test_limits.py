@@ -83,9 +83,8 @@ def test_concurrency_per_key_holds_across_three_workers(project, db_url):
     customers = ["a"] * 10 + ["b"] * 10 + ["c"] * 4
     with Client(db_url) as client:
         run_ids = client.start_many("per_customer", [{"customer": c} for c in customers])
-    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"):
-        with Client(db_url) as client:
-            runs = client.wait_many(run_ids, timeout=120)
+    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        runs = client.wait_many(run_ids, timeout=120)
     assert all(r.status == "completed" for r in runs)
     rows = attempts(db_url, "per_customer")
     assert len({row[4] for row in rows}) >= 2  # the work really was shared out
@@ -101,9 +100,8 @@ def test_concurrency_per_key_holds_across_three_workers(project, db_url):
 def test_a_flow_wide_limit_holds_for_all_its_steps(project, db_url):
     with Client(db_url) as client:
         run_ids = client.start_many("whole_flow", [{"n": n} for n in range(12)])
-    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"):
-        with Client(db_url) as client:
-            runs = client.wait_many(run_ids, timeout=120)
+    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        runs = client.wait_many(run_ids, timeout=120)
     assert [r.output for r in runs] == [{"second": n} for n in range(12)]
     assert most_at_once([(r[2], r[3]) for r in attempts(db_url, "whole_flow")]) == 3
 
@@ -111,15 +109,14 @@ def test_a_flow_wide_limit_holds_for_all_its_steps(project, db_url):
 def test_a_rate_limit_is_one_bucket_for_all_workers_and_waiting_is_visible(project, db_url):
     with Client(db_url) as client:
         run_ids = client.start_many("quota", [{"n": n} for n in range(16)])
-    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"):
-        with Client(db_url) as client:
-            waiting_seen = False
-            while not waiting_seen and not all(client.get_run(r).done for r in run_ids):
-                for run_id in run_ids:
-                    info = client.get_run(run_id).step("call").waiting_for
-                    if info and info["kind"] == "rateLimit" and info["key"] == "partner_api":
-                        waiting_seen = True
-            runs = client.wait_many(run_ids, timeout=120)
+    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        waiting_seen = False
+        while not waiting_seen and not all(client.get_run(r).done for r in run_ids):
+            for run_id in run_ids:
+                info = client.get_run(run_id).step("call").waiting_for
+                if info and info["kind"] == "rateLimit" and info["key"] == "partner_api":
+                    waiting_seen = True
+        runs = client.wait_many(run_ids, timeout=120)
     assert waiting_seen
     assert all(r.status == "completed" for r in runs)
     assert all(r.step("call").attempts == 1 for r in runs)  # waited, never failed
@@ -137,9 +134,11 @@ def test_higher_priority_runs_go_first_across_workers(project, db_url):
     with Client(db_url) as client:
         low = client.start_many("ranked", [{"n": n} for n in range(60)])
         high = client.start_many("ranked", [{"n": 100 + n} for n in range(6)], priority=10)
-    with workers(project, "limitflows", db_url, 3, "--concurrency", "1", "--batch-size", "1"):
-        with Client(db_url) as client:
-            runs = client.wait_many(low + high, timeout=120)
+    with (
+        workers(project, "limitflows", db_url, 3, "--concurrency", "1", "--batch-size", "1"),
+        Client(db_url) as client,
+    ):
+        runs = client.wait_many(low + high, timeout=120)
     assert all(r.status == "completed" for r in runs)
     order = [r[0] for r in attempts(db_url, "ranked")]
     # Started after the whole backlog, the high ones were claimed among the first.
