@@ -62,3 +62,22 @@ def workers(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def wait_until_serving(db_url: str, count: int, timeout: float = 60) -> None:
+    """Block until ``count`` workers are registered and alive, so work started after this
+    is shared out among them."""
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            live = conn.execute(
+                "SELECT count(*) FROM charter.workers WHERE stopped_at IS NULL"
+            ).fetchone()[0]
+            if live >= count:
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"fewer than {count} workers registered within {timeout}s")

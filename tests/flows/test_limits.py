@@ -10,7 +10,7 @@ import pytest
 
 from charter.client import Client
 
-from .processes import deploy, workers, write_module
+from .processes import deploy, wait_until_serving, workers, write_module
 
 pytestmark = pytest.mark.slow
 
@@ -81,9 +81,9 @@ def most_at_once(intervals: list[tuple[Any, Any]]) -> int:
 
 def test_concurrency_per_key_holds_across_three_workers(project, db_url):
     customers = ["a"] * 10 + ["b"] * 10 + ["c"] * 4
-    with Client(db_url) as client:
-        run_ids = client.start_many("per_customer", [{"customer": c} for c in customers])
     with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        wait_until_serving(db_url, 3)
+        run_ids = client.start_many("per_customer", [{"customer": c} for c in customers])
         runs = client.wait_many(run_ids, timeout=120)
     assert all(r.status == "completed" for r in runs)
     rows = attempts(db_url, "per_customer")
