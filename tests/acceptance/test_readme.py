@@ -1,7 +1,8 @@
 """Every snippet of the README runs, as written, against a real database.
 
 Python blocks run in order in one namespace (the block that starts `# myapp/flows.py` is
-written to that module first), with a worker serving the README's flows. Lines of bash
+written to that module first), with a worker serving the README's flows: after a block
+that defines flows, workers serve those too. Lines of bash
 blocks that start with `charter` run as commands, with the README's placeholders filled
 in; the few that cannot run here are listed below with the reason.
 """
@@ -16,11 +17,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import yaml
 
+from charter import Flow
 from charter.templates import TEMPLATES
 
 from ..integration.helpers import charter_env
@@ -87,12 +90,19 @@ def test_every_python_snippet_runs(readme_project, db_url, capsys):
 
     _django(db_url)
     namespace: dict[str, Any] = {"__name__": "readme"}
-    with running_worker(db_url, flow, install_flows=False):
+    served: list[Flow] = []
+    with ExitStack() as worker:
+        worker.enter_context(running_worker(db_url, flow, install_flows=False))
         for index, code in enumerate(snippets):
             try:
                 exec(compile(code, f"README.md python block {index + 1}", "exec"), namespace)
             except Exception as exc:
                 raise AssertionError(f"README python block {index + 1} failed:\n{code}") from exc
+            defined = [v for v in namespace.values() if isinstance(v, Flow) and v not in served]
+            if defined:  # a block that defines flows: the next ones run them
+                served += defined
+                worker.close()
+                worker.enter_context(running_worker(db_url, flow, *served))
         for client in [v for v in namespace.values() if type(v).__name__ == "Client"]:
             client.close()
     from django.db import connections
@@ -101,6 +111,10 @@ def test_every_python_snippet_runs(readme_project, db_url, capsys):
     printed = capsys.readouterr().out
     assert "completed {'url': 'https://example.com'" in printed
     assert "{'run': 'order-7'}" in printed
+    assert "{'ship': 'shipped, paid 30'}" in printed
+    assert "'polls': 3" in printed, printed
+    assert "[('billing', '$body'), ('billing', 'receipt')]" in printed
+    assert "{'upload': 'uploaded for c9'} 12" in printed
 
 
 def test_every_charter_command_in_the_readme_runs(readme_project, db_url):
