@@ -16,8 +16,8 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
