@@ -44,3 +44,20 @@ def each(item: int) -> int:
 @map10.step(depends_on=[each])
 def gather(each: list[int]) -> int:
     return sum(each)
+
+
+# The claim's limits, set so that they never bind: what is measured is what they cost.
+keyed = Flow("bench_keyed", concurrency={"key": "run.k", "limit": 10_000})
+
+
+@keyed.step
+def keyed_only(run: dict) -> int:  # type: ignore[type-arg]
+    return 1
+
+
+rated = Flow("bench_rated")
+
+
+@rated.step(rate_limit={"key": "bench_api", "per_second": 100_000, "burst": 100_000})
+def rated_only(run: dict) -> int:  # type: ignore[type-arg]
+    return 1

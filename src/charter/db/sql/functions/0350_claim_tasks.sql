@@ -42,22 +42,30 @@ DECLARE
     v_limited boolean;
 BEGIN
     -- In claim order (priority ages: see _claim_order); a task whose concurrency key is at
-    -- its limit is passed over, so it never blocks the tasks behind it.
-    SELECT coalesce(array_agg(t.id), '{}'), coalesce(bool_or(t.limited), false)
+    -- its limit is passed over, so it never blocks the tasks behind it. One ordered index
+    -- scan per version (a scan over `version_id = ANY (...)` would read and sort the whole
+    -- backlog), then the first p_limit of all; the few rows of other versions locked beyond
+    -- those are released at commit.
+    SELECT coalesce(array_agg(c.id), '{}'), coalesce(bool_or(c.limited), false)
       INTO v_ids, v_limited FROM (
-        SELECT t.id, t.limit_key IS NOT NULL OR t.rate_key IS NOT NULL AS limited
-          FROM charter.tasks AS t
-         WHERE t.version_id = ANY (p_version_ids)
-           AND t.status IN ('queued', 'started')
-           AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
-           AND t.available_at <= now()
-           AND (t.limit_key IS NULL
-                OR (SELECT count(*) FROM charter.tasks AS r
-                     WHERE r.limit_key = t.limit_key AND r.status = 'started'
-                       AND r.available_at > now()) < t.limit_max)
-         ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
-         LIMIT p_limit
-           FOR UPDATE SKIP LOCKED) AS t;
+        SELECT c.id, c.limited FROM unnest(p_version_ids) AS v(id)
+         CROSS JOIN LATERAL (
+            SELECT t.id, t.limit_key IS NOT NULL OR t.rate_key IS NOT NULL AS limited,
+                   charter._claim_order(t.available_at, t.priority, t.status) AS claim_order
+              FROM charter.tasks AS t
+             WHERE t.version_id = v.id
+               AND t.status IN ('queued', 'started')
+               AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
+               AND t.available_at <= now()
+               AND (t.limit_key IS NULL
+                    OR (SELECT count(*) FROM charter.tasks AS r
+                         WHERE r.limit_key = t.limit_key AND r.status = 'started'
+                           AND r.available_at > now()) < t.limit_max)
+             ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
+             LIMIT p_limit
+               FOR UPDATE SKIP LOCKED) AS c
+         ORDER BY c.claim_order
+         LIMIT p_limit) AS c;
     IF v_limited THEN
         v_ids := charter._admit_limited(v_ids);
     END IF;

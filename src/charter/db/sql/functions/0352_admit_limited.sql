@@ -14,29 +14,29 @@ AS $$
 DECLARE
     v_ids     bigint[] := p_ids;
     v_group   record;
-    v_running integer;
+    v_keys    text[];
+    v_refused bigint[];
     v_rate    jsonb;
     v_bucket  charter.rate_buckets;
     v_burst   double precision;
     v_tokens  double precision;
     v_take    integer;
 BEGIN
-    FOR v_group IN
-        SELECT t.limit_key, max(t.limit_max) AS limit_max,
-               array_agg(t.id ORDER BY array_position(p_ids, t.id)) AS ids
-          FROM charter.tasks AS t
-         WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL
-         GROUP BY t.limit_key ORDER BY t.limit_key
-    LOOP
-        IF NOT pg_try_advisory_xact_lock(charter._lock_key('concurrency', v_group.limit_key)) THEN
-            v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids));
-            CONTINUE;
-        END IF;
-        SELECT count(*) INTO v_running FROM charter.tasks AS r
-         WHERE r.limit_key = v_group.limit_key AND r.status = 'started' AND r.available_at > now();
-        v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i
-                        WHERE i <> ALL (v_group.ids[greatest(v_group.limit_max - v_running, 0) + 1:]));
-    END LOOP;
+    -- Set-based: lock the keys first (one statement), then count and rank in the next one,
+    -- whose fresh snapshot sees every claim committed before the locks were ours.
+    SELECT coalesce(array_agg(k.limit_key), '{}') INTO v_keys FROM (
+        SELECT DISTINCT t.limit_key FROM charter.tasks AS t
+         WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL ORDER BY t.limit_key) AS k
+     WHERE pg_try_advisory_xact_lock(charter._lock_key('concurrency', k.limit_key));
+    SELECT coalesce(array_agg(c.id), '{}') INTO v_refused FROM (
+        SELECT t.id, t.limit_key, t.limit_max,
+               row_number() OVER (PARTITION BY t.limit_key ORDER BY array_position(p_ids, t.id)) AS n
+          FROM charter.tasks AS t WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL) AS c
+     WHERE NOT (c.limit_key = ANY (v_keys))
+        OR c.n > c.limit_max - (SELECT count(*) FROM charter.tasks AS r
+                                 WHERE r.limit_key = c.limit_key AND r.status = 'started'
+                                   AND r.available_at > now());
+    v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_refused));
 
     FOR v_group IN
         SELECT t.org_id, t.rate_key, min(t.version_id) AS version_id, min(t.step_slug) AS step_slug,
