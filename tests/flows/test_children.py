@@ -224,3 +224,31 @@ def _replacement(project, db_url, env):
     from .processes import start_worker
 
     return start_worker(project, "killedparent", db_url, "--lease-seconds", "2", **env)
+
+
+def test_retrying_a_parent_retries_its_failed_child(db_url):
+    child = Flow("sometimes_fails", max_attempts=1)
+    broken = {"yes": True}
+
+    @child.step
+    def attempt(run: dict[str, Any]) -> str:
+        if broken["yes"]:
+            raise ValueError("not yet")
+        return f"done {run['n']}"
+
+    parent = Flow("retries_its_child", max_attempts=1)
+
+    @parent.step(child=child)
+    def delegate(run: dict[str, Any]) -> dict[str, Any]:
+        return {"n": run["n"]}
+
+    with running_worker(db_url, child, parent), Client(db_url) as client:
+        run_id = client.start(parent, {"n": 3})
+        assert client.wait(run_id, timeout=20).status == "failed"
+        [first] = client.get_run(run_id).children
+        broken["yes"] = False
+        client.retry(run_id)
+        run = client.wait(run_id, timeout=20)
+        assert run.status == "completed", run.error
+        assert run.output == {"delegate": {"attempt": "done 3"}}
+        assert [c.run_id for c in run.children] == [first.run_id]  # the same child, resumed

@@ -183,3 +183,33 @@ def test_a_wait_steps_function_takes_no_parameters():
         def paid(event): ...
 
     assert "takes no parameters" in caught.value.message
+
+
+def test_retrying_a_run_makes_its_cancelled_wait_wait_again(db_url):
+    flow = Flow("retried_wait", max_attempts=1)
+    broken = {"yes": True}
+
+    @flow.step
+    def flaky() -> str:
+        if broken["yes"]:
+            raise charter.NonRetryable("down for now")
+        return "ok"
+
+    @flow.wait_event(key="go:{run.id}", timeout=600)
+    def go(): ...
+
+    @flow.step(depends_on=[flaky, go])
+    def done(flaky: str, go: Any) -> Any:
+        return go
+
+    with running_worker(db_url, flow), Client(db_url) as client:
+        run_id = client.start(flow, {"id": "r1"})
+        assert client.wait(run_id, timeout=20).status == "failed"
+        broken["yes"] = False
+        client.retry(run_id)
+        time.sleep(1.0)
+        run = client.get_run(run_id)
+        assert run.status == "running"
+        assert run.step("go").waiting_for["kind"] == "event"  # waits again, no timeout marker
+        client.events.send("go:r1", {"went": True})
+        assert client.wait(run_id, timeout=20).output == {"done": {"went": True}}

@@ -43,6 +43,16 @@ BEGIN
                    worker_id = NULL, available_at = 'infinity'
              WHERE t.id = p_task_id;
             v_child_id := charter._start_child(v_task, v_config->>'child', p_output, '$body');
+            -- A child from an earlier round of this step (the parent was retried): a failed
+            -- one is retried with it; one that finished otherwise answers at once.
+            CASE (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child_id)
+            WHEN 'failed' THEN
+                PERFORM charter.retry_run(v_child_id);
+            WHEN 'running' THEN
+                NULL;
+            ELSE
+                UPDATE charter.tasks AS t SET available_at = now() WHERE t.id = p_task_id;
+            END CASE;
         END IF;
     EXCEPTION WHEN others THEN
         GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;

@@ -1,6 +1,8 @@
 -- Resumes a failed run from where it stopped: completed steps (and completed map elements)
 -- are kept; the failed step and the steps cancelled with it are queued again with fresh
--- attempts. A $run evidence row records the retry. Returns the new status ('running').
+-- attempts (a sleep or a wait_event waits again from the start; a child step's failed child
+-- is retried when the step runs again). A $run evidence row records the retry. Returns the
+-- new status ('running').
 -- A document's workflow instance resumes the same way (_retry_instance).
 CREATE OR REPLACE FUNCTION charter.retry_run(p_run_id text)
 RETURNS text
@@ -9,8 +11,9 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_run  charter.runs;
-    v_step record;
+    v_run   charter.runs;
+    v_step  record;
+    v_child text;
 BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
@@ -33,11 +36,18 @@ BEGIN
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
     VALUES (v_run.org_id, p_run_id, '$run', 'retried', true);
     FOR v_step IN
-        SELECT s.step_slug, fs.step_type FROM charter.step_states AS s
+        SELECT s.step_slug, fs.step_type, fs.config FROM charter.step_states AS s
           JOIN charter.flow_steps AS fs ON fs.version_id = v_run.version_id AND fs.slug = s.step_slug
          WHERE s.run_id = p_run_id AND s.status IN ('failed', 'cancelled')
          ORDER BY s.step_slug
     LOOP
+        -- A waiting step waits again from the start: its task is queued afresh for its
+        -- time, its event (or one kept meanwhile) or its timeout.
+        IF v_step.step_type IN ('sleep', 'wait_event') THEN
+            DELETE FROM charter.tasks AS t
+             WHERE t.run_id = p_run_id AND t.step_slug = v_step.step_slug
+               AND t.status IN ('failed', 'cancelled');
+        END IF;
         -- Queues the step's missing tasks (or fails the run again, e.g. a map whose source
         -- is still not an array, after which the remaining steps stay cancelled). Only a map
         -- needs its source: its one dependency's output, or the run input.
@@ -52,6 +62,16 @@ BEGIN
                    worker_id = NULL
              WHERE run_id = p_run_id AND step_slug = v_step.step_slug
                AND status IN ('failed', 'cancelled');
+            -- A child step whose child failed: the child is retried and the step waits for
+            -- it again (parked first: a child that ends at once wakes it).
+            SELECT r.id INTO v_child FROM charter.runs AS r
+             WHERE r.parent_run_id = p_run_id AND r.parent_step = v_step.step_slug
+               AND r.child_key = '$body' AND r.status = 'failed';
+            IF coalesce(v_step.config ? 'child', false) AND v_child IS NOT NULL THEN
+                UPDATE charter.tasks SET available_at = 'infinity'
+                 WHERE run_id = p_run_id AND step_slug = v_step.step_slug AND status = 'queued';
+                PERFORM charter.retry_run(v_child);
+            END IF;
         END IF;
     END LOOP;
     PERFORM pg_notify('charter_tasks', v_run.workflow_slug);
