@@ -135,3 +135,34 @@ def test_a_hand_made_form_gets_a_clear_error_not_a_crash(site, keys):
     assert answer.status_code == 400 and "reload" in answer.text
     answer = site.post("/dead-letters", data={"csrf": token, "action": "retry", "id": "x"})
     assert answer.status_code == 400
+
+
+def test_a_runs_page_shows_its_children_and_what_a_step_waits_for(site, keys, acme, db_url):
+    from charter import Flow
+
+    from ..workers import running_worker
+
+    child = Flow("dash_child")
+
+    @child.wait_event(key="dash:{run.n}")
+    def later(): ...
+
+    parent = Flow("dash_parent")
+
+    @parent.step(child=child)
+    def delegate(run: dict[str, int]) -> dict[str, int]:
+        return {"n": run["n"]}
+
+    with running_worker(db_url, child, parent):
+        run_id = acme.start(parent, {"n": 1})
+        deadline = time.monotonic() + 20
+        while not acme.get_run(run_id).children and time.monotonic() < deadline:
+            time.sleep(0.1)
+        [kid] = acme.get_run(run_id).children
+        _sign_in(site, keys["clerk"])
+        page = site.get(f"/runs/{run_id}").text
+        assert f'href="/runs/{kid.run_id}"' in page
+        assert "waiting for child run" in page
+        child_page = site.get(f"/runs/{kid.run_id}").text
+        assert "waiting for event dash:1" in child_page
+        assert f'href="/runs/{run_id}"' in child_page

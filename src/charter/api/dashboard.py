@@ -24,10 +24,12 @@ from charter.api.graph import run_svg
 from charter.approvals import request as approval_request
 from charter.errors import CharterError, RunNotFoundError
 from charter.store import Call, first_json, first_value, json_rows
+from charter.status import waiting_text
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 # JSON as people read it (autoescaping keeps it safe in the page).
+templates.env.filters["waiting"] = waiting_text
 templates.env.filters["json"] = lambda value, indent=None: json.dumps(
     value, indent=indent, ensure_ascii=False, default=str
 )
