@@ -23,8 +23,8 @@ from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
 from charter.approvals import request as approval_request
 from charter.errors import CharterError, RunNotFoundError
-from charter.store import Call, first_json, first_value, json_rows
 from charter.status import waiting_text
+from charter.store import Call, first_json, first_value, json_rows
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
