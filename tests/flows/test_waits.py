@@ -213,3 +213,27 @@ def test_retrying_a_run_makes_its_cancelled_wait_wait_again(db_url):
         assert run.step("go").waiting_for["kind"] == "event"  # waits again, no timeout marker
         client.events.send("go:r1", {"went": True})
         assert client.wait(run_id, timeout=20).output == {"done": {"went": True}}
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"concurrency": {"key": "customer_id", "limit": 2}}, "write 'run.customer_id'"),
+        ({"concurrency": {"key": "run.c", "limit": 0}}, "concurrency limit 0 is out of range"),
+        ({"concurrency": {"key": "run.c"}}, "concurrency= takes"),
+        ({"rate_limit": {"key": "api", "per_second": 0}}, "per_second=0 is out of range"),
+        ({"rate_limit": {"per_second": 5}}, "rate_limit= takes"),
+        ({"rate_limit": {"key": "{other.x}", "per_second": 5}}, "'other' is not available"),
+        ({"priority": 1001}, "priority=1001 is out of range"),
+        ({"priority": True}, "priority=True is out of range"),
+    ],
+)
+def test_limits_refuse_bad_options_with_the_reason(options, fragment):
+    flow = Flow("bad_limits")
+    with pytest.raises(FlowDefinitionError) as caught:
+
+        @flow.step(**options)
+        def work(run: Any) -> Any:
+            return run
+
+    assert fragment in caught.value.message

@@ -80,7 +80,14 @@ def _concurrency(where: str, value: Any, names: Collection[str]) -> dict[str, An
         )
     result: dict[str, Any] = {"limit": limit}
     if value.get("key") is not None:
-        result["key"] = _key(where, "concurrency", value["key"], names)
+        key = _key(where, "concurrency", value["key"], names)
+        if "{" not in key and not (key == "run" or key.startswith("run.")):
+            raise _invalid(
+                f"{where}: the concurrency key {key!r} names no field, so every task would "
+                f"share it; write 'run.{key}' for a field of the run input (or a template "
+                "like 'acct:{run.account_id}'), or leave key out for one limit for all."
+            )
+        result["key"] = key
     return result
 
 
