@@ -7,10 +7,12 @@ def test_exported_names_are_pinned_and_sorted():
         "ActionContext",
         "AsyncClient",
         "CharterError",
+        "ChildRun",
         "Client",
         "Context",
         "Flow",
         "NonRetryable",
+        "Reschedule",
         "Run",
         "Step",
         "StepInfo",
@@ -21,6 +23,7 @@ def test_exported_names_are_pinned_and_sorted():
         "compile_flow",
         "extract_flow_shape",
         "migrate",
+        "timed_out",
     ]
     for name in charter.__all__:
         assert getattr(charter, name) is not None
