@@ -116,6 +116,7 @@ class ApiKey:
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
     key: str | None = None  # the secret: only when the key was just made
+    admin: bool = False  # may administer over HTTP (a service account, or a directory admin)
 
 
 def _api_key(data: dict[str, Any]) -> ApiKey:
@@ -129,6 +130,7 @@ def _api_key(data: dict[str, Any]) -> ApiKey:
         last_used_at=timestamp(data.get("lastUsedAt")),
         revoked_at=timestamp(data.get("revokedAt")),
         key=data.get("key"),
+        admin=bool(data.get("admin")),
     )
 
 

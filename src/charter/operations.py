@@ -191,7 +191,11 @@ def retry(run_id: str) -> Operation[str]:
 
 
 def list_runs(
-    flow: Flow | str | None, status: str | None, limit: int, after: str | None
+    flow: Flow | str | None,
+    status: str | None,
+    limit: int,
+    after: str | None,
+    org_id: str | None = None,
 ) -> Operation[list[Run]]:
     if status is not None and (not isinstance(status, str) or status not in set(RunStatus)):
         raise ArgumentError(
@@ -208,6 +212,7 @@ def list_runs(
         "status": status,
         "limit": limit,
         "after": None if after is None else text_argument(after, "after"),
+        "org_id": org_id,
     }
     rows = yield Call("list_runs", params, json_rows)
     return [run_from_json(data) for data in rows]

@@ -315,3 +315,59 @@ def test_the_remaining_endpoints_do_what_they_say(api, keys, acme, engine, db_ur
     assert (
         not_failed.status_code == 409 and not_failed.json()["error"]["code"] == "RUN_STATE_INVALID"
     )
+
+
+def test_administration_needs_a_service_key_or_a_directory_admin(api, keys, acme, db_url):
+    clerk, ops = _as(keys["clerk"]), _as(keys["ops"])
+    current = api.get("/api/definitions/ap_invoice/current", headers=clerk).json()
+    for method, path, body in (
+        ("POST", f"/api/definitions/{current['version_id']}/archive", None),
+        ("POST", "/api/definitions/drafts", {"entity_type": "ap_invoice"}),
+        ("POST", "/api/definitions", {"contract": {}}),
+        ("POST", "/api/dead-letters/drop", {"ids": [1]}),
+    ):
+        refused = api.request(method, path, headers=clerk, json=body)
+        assert refused.status_code == 403, (path, refused.json())
+        assert refused.json()["error"]["code"] == "PERMISSION_DENIED"
+        assert "directory role admin" in refused.json()["error"]["message"]
+    # A user made an admin in the directory may; the service account may.
+    acme.directory.put_user("clerk", roles=["ap_clerk", "admin"], email="clerk@example.com")
+    assert api.post("/api/dead-letters/drop", headers=clerk, json={"ids": []}).status_code == 200
+    assert api.post("/api/dead-letters/drop", headers=ops, json={"ids": []}).status_code == 200
+    # A user removed from the directory: their key stops working.
+    acme.directory.remove_user("clerk2")
+    assert api.get("/api/documents", headers=_as(keys["clerk2"])).status_code == 401
+
+
+def test_runs_are_listed_per_org_and_another_orgs_run_ids_say_nothing(api, keys, db_url):
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        install(owner, analyze_site())
+    ops, globex = _as(keys["ops"]), _as(keys["globex"])
+    body = {"flow": "analyze_site", "input": {"pages": ["a"]}}
+    mine = api.post("/api/runs", headers=ops, json={**body, "run_id": "inv-42"})
+    assert mine.status_code == 201
+    theirs = [api.post("/api/runs", headers=globex, json=body).json()["id"] for _ in range(4)]
+    listed = api.get("/api/runs?limit=2", headers=ops).json()
+    assert [r["id"] for r in listed] == ["inv-42"]  # a page of acme's runs, not filtered after
+    assert api.get(f"/api/runs?after={theirs[0]}", headers=ops).status_code == 422
+    # globex guessing acme's run id learns nothing: not its flow, not its input.
+    for guess in (body, {**body, "input": {"pages": ["b"]}}, {"flow": "other", "input": {}}):
+        answer = api.post("/api/runs", headers=globex, json={**guess, "run_id": "inv-42"})
+        if guess["flow"] == "other":
+            continue  # an unknown flow is refused before any run id is looked at
+        assert answer.status_code == 409, answer.json()
+        assert answer.json()["error"]["message"].startswith("Run id 'inv-42' is taken")
+        assert "analyze_site" not in answer.json()["error"]["message"]
+
+
+def test_bad_numbers_and_entity_types_are_422_not_internal_errors(api, keys):
+    ops = _as(keys["ops"])
+    for path in (
+        "/api/health?stuck_minutes=99999999999",
+        "/api/documents/x?version=99999999999",
+        "/api/runs?limit=0",
+        "/api/definitions/eu:ap_invoice/current",
+    ):
+        answer = api.get(path, headers=ops)
+        assert answer.status_code == 422, (path, answer.json())
+        assert "SCHEMA_NOT_CURRENT" not in json.dumps(answer.json())

@@ -49,11 +49,20 @@ def create_app(
     pool_size: int | None = None,
     migrate: bool = False,
     session_secret: str | None = None,
+    secure_cookies: bool | None = None,
 ) -> Starlette:
     """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one).
     ``session_secret`` signs the dashboard's cookie (``CHARTER_SESSION_SECRET``; a random
-    one per process when unset)."""
+    one per process when unset). ``secure_cookies`` (``CHARTER_SECURE_COOKIES=1``) marks the
+    cookie Secure: set it whenever the dashboard is served over HTTPS."""
     secret = session_secret or os.environ.get("CHARTER_SESSION_SECRET") or secrets.token_hex(32)
+    if secure_cookies is None:
+        secure_cookies = os.environ.get("CHARTER_SECURE_COOKIES", "").strip().lower() in (
+            "1",
+            "true",
+            "yes",
+            "on",
+        )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -78,7 +87,8 @@ def create_app(
                 secret_key=secret,
                 session_cookie="charter_session",
                 same_site="strict",
-                https_only=False,
+                https_only=secure_cookies,
+                max_age=int(Sessions.LIFETIME),  # as long as the server keeps the session
             )
         ],
         lifespan=lifespan,

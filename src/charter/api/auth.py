@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from charter.client import AsyncClient
+from charter.errors import PermissionDeniedError
 from charter.health import authenticate_api_key
 
 
@@ -17,6 +18,16 @@ class Principal:
     org_id: str
     actor: str
     client: AsyncClient  # the server's client, acting for this org
+    admin: bool = False  # a service account, or a user with the directory role admin
+
+    def require_admin(self, what: str) -> None:
+        """Administration (definitions, cancelling runs, force-failing, dropping dead
+        letters) needs a service account's key or a directory admin's."""
+        if not self.admin:
+            raise PermissionDeniedError(
+                f"The key of {self.actor!r} may not {what}: that needs a service account's key "
+                "(charter keys create ORG service:NAME) or a user with the directory role admin."
+            )
 
 
 class Unauthenticated(Exception):
@@ -31,18 +42,16 @@ async def principal_from_key(client: AsyncClient, key: str) -> Principal:
         raise Unauthenticated(
             "this API key is unknown or revoked; make one with charter keys create"
         )
-    return Principal(found.id, found.org_id, found.actor, client.for_org(found.org_id))
+    return Principal(
+        found.id, found.org_id, found.actor, client.for_org(found.org_id), admin=found.admin
+    )
 
 
 async def principal(request: Request) -> Principal:
-    """The request's principal, from its bearer key (or the dashboard's session)."""
+    """The request's principal, from its bearer key (never a cookie: no CSRF into the API)."""
     client: AsyncClient = request.app.state.client
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() == "bearer" and key.strip():
         return await principal_from_key(client, key.strip())
-    session = request.scope.get("session") or {}
-    session_key = session.get("key")
-    if session_key:
-        return await principal_from_key(client, session_key)
     raise Unauthenticated("send an API key: Authorization: Bearer chk_… (charter keys create)")

@@ -19,12 +19,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
 from charter.approvals import request as approval_request
 from charter.errors import CharterError, RunNotFoundError
 from charter.status import waiting_text
-from charter.store import Call, first_json, first_value, json_rows
+from charter.store import Call, first_json, json_rows
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -111,7 +112,13 @@ def page(name: str) -> Callable[[View], Callable[[Request], Awaitable[Response]]
             except PermissionError as exc:
                 return _page(request, who, "error.html", 403, message=str(exc))
             except CharterError as exc:
-                status = 404 if "NOT_FOUND" in exc.code else 400
+                status = (
+                    404
+                    if "NOT_FOUND" in exc.code
+                    else 403
+                    if exc.code == "PERMISSION_DENIED"
+                    else 400
+                )
                 return _page(
                     request, who, "error.html", status, message=f"[{exc.code}] {exc.message}"
                 )
@@ -139,6 +146,9 @@ async def sign_in(request: Request) -> Response:
         return _page(
             request, None, "sign_in.html", 401, error=exc.message, next=form.get("next", "/")
         )
+    # A new session on every sign-in: no sid or CSRF token chosen before it survives.
+    request.app.state.sessions.close(request.session.get("sid"))
+    request.session.clear()
     request.session["sid"] = request.app.state.sessions.open(key)
     target = str(form.get("next") or "/")
     # Only a path of this site: never another origin ("//host", "/\\host").
@@ -173,6 +183,7 @@ async def stuck_action(request: Request, who: Principal) -> Response:
     elif action == "rebuild":
         await who.client.health.rebuild(run_id)
     elif action == "force-fail":
+        who.require_admin("force-fail instances")
         reason = str(form.get("reason") or "").strip() or "stuck (failed from the dashboard)"
         await who.client.health.force_fail(run_id, reason, actor=who.actor)
     return RedirectResponse("/", status_code=303)
@@ -180,15 +191,14 @@ async def stuck_action(request: Request, who: Principal) -> Response:
 
 @page("runs.html")
 async def runs_page(request: Request, who: Principal) -> Response:
-    runs = await who.client.list_runs(
-        flow=request.query_params.get("flow") or None,
-        status=request.query_params.get("status") or None,
-        limit=100,
+    op = ops.list_runs(
+        request.query_params.get("flow") or None,
+        request.query_params.get("status") or None,
+        100,
+        None,
+        org_id=who.org_id,
     )
-    owned = await who.client.store.execute(
-        Call("runs_of_org", {"org_id": who.org_id, "run_ids": [r.id for r in runs]}, first_value)
-    )
-    mine = [r for r in runs if r.id in set(owned or [])]
+    mine = await who.client.store.perform(op)
     return _page(request, who, "runs.html", runs=mine, query=request.query_params)
 
 
@@ -203,6 +213,7 @@ async def run_page(request: Request, who: Principal) -> Response:
     if request.method == "POST":
         form = await request.form()
         if form.get("action") == "cancel":
+            who.require_admin("cancel runs")
             await who.client.cancel(run_id)
         elif form.get("action") == "retry":
             await who.client.retry(run_id)
@@ -263,6 +274,7 @@ async def dead_letters_page(request: Request, who: Principal) -> Response:
         form = await request.form()
         ids = [int(str(v)) for v in form.getlist("id")]
         if form.get("action") == "drop":
+            who.require_admin("drop dead letters")
             await who.client.dead_letters.drop(ids, actor=who.actor)
         else:
             await who.client.dead_letters.retry(ids, actor=who.actor)

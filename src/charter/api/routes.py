@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
 from charter.errors import CharterError, RunNotFoundError
@@ -109,14 +110,19 @@ def _field(
     return value
 
 
-def _int_param(request: Request, name: str, default: int) -> int:
+def _int_param(
+    request: Request, name: str, default: int, *, low: int = 0, high: int = 1_000_000
+) -> int:
     raw = request.query_params.get(name)
     if raw is None:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise BadRequest(f"query parameter {name}={raw!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise BadRequest(f"query parameter {name}={value} is out of range ({low} to {high})")
+    return value
 
 
 def endpoint(route: ApiRoute) -> Callable[[Request], Awaitable[Response]]:
@@ -148,7 +154,9 @@ def starlette_routes() -> list[Route]:
 
 @api("GET", "/api/health", "The org's workflow health and stuck instances", "health")
 async def get_health(request: Request, who: Principal) -> Any:
-    report = await who.client.health.report(stuck_minutes=_int_param(request, "stuck_minutes", 10))
+    report = await who.client.health.report(
+        stuck_minutes=_int_param(request, "stuck_minutes", 10, low=1, high=525_600)
+    )
     return snake_keys({k: v for k, v in jsonable(report).items() if k != "raw"})
 
 
@@ -183,16 +191,14 @@ async def start_run(request: Request, who: Principal) -> Any:
 
 @api("GET", "/api/runs", "List the org's runs (newest first)", "runs")
 async def list_runs(request: Request, who: Principal) -> Any:
-    runs = await who.client.list_runs(
-        flow=request.query_params.get("flow"),
-        status=request.query_params.get("status"),
-        limit=_int_param(request, "limit", 100),
-        after=request.query_params.get("after"),
+    op = ops.list_runs(
+        request.query_params.get("flow"),
+        request.query_params.get("status"),
+        _int_param(request, "limit", 100, high=1000),
+        request.query_params.get("after"),
+        org_id=who.org_id,
     )
-    owned = await who.client.store.execute(
-        Call("runs_of_org", {"org_id": who.org_id, "run_ids": [r.id for r in runs]}, first_value)
-    )
-    return [r for r in runs if r.id in set(owned or [])]
+    return await who.client.store.perform(op)
 
 
 @api("GET", "/api/runs/{run_id}", "A run with its steps and evidence", "runs")
@@ -206,6 +212,7 @@ async def get_run(request: Request, who: Principal) -> Any:
 async def cancel_run(request: Request, who: Principal) -> Any:
     run_id = request.path_params["run_id"]
     await _own_run(who, run_id)
+    who.require_admin("cancel runs")
     return {"id": run_id, "status": await who.client.cancel(run_id)}
 
 
@@ -271,7 +278,8 @@ async def list_documents(request: Request, who: Principal) -> Any:
 async def get_document(request: Request, who: Principal) -> Any:
     version = request.query_params.get("version")
     return await who.client.documents.get(
-        request.path_params["document_id"], int(version) if version and version.isdigit() else None
+        request.path_params["document_id"],
+        _int_param(request, "version", 0, low=1, high=2**31 - 1) if version else None,
     )
 
 
@@ -403,6 +411,7 @@ _PUBLISH_BODY = {
 @api("POST", "/api/definitions", "Publish a contract (and an org definition)", "definitions",
      body=_PUBLISH_BODY, status=201)  # fmt: skip
 async def publish_definition(request: Request, who: Principal) -> Any:
+    who.require_admin("publish definitions")
     data = await body_of(request)
     return await who.client.definitions.publish(
         _field(data, "contract", dict), _field(data, "org_definition", dict, required=False)
@@ -412,12 +421,14 @@ async def publish_definition(request: Request, who: Principal) -> Any:
 @api("POST", "/api/definitions/drafts", "Save an org definition as a draft", "definitions",
      body={"type": "object"}, status=201)  # fmt: skip
 async def save_draft(request: Request, who: Principal) -> Any:
+    who.require_admin("save definition drafts")
     return await who.client.definitions.save_draft(await body_of(request))
 
 
 @api("POST", "/api/definitions/{version_id}/archive", "Archive a definition version",
      "definitions")  # fmt: skip
 async def archive_definition(request: Request, who: Principal) -> Any:
+    who.require_admin("archive definitions")
     return await who.client.definitions.archive(request.path_params["version_id"])
 
 
@@ -473,5 +484,6 @@ async def retry_dead_letters(request: Request, who: Principal) -> Any:
 @api("POST", "/api/dead-letters/drop", "Drop dead letters for good", "dead letters",
      body=_IDS_BODY)  # fmt: skip
 async def drop_dead_letters(request: Request, who: Principal) -> Any:
+    who.require_admin("drop dead letters")
     ids = _field(await body_of(request), "ids", list)
     return {"dropped": await who.client.dead_letters.drop(ids, actor=who.actor)}

@@ -53,7 +53,7 @@ SELECT charter.cancel_run(%(run_id)s);
 SELECT charter.retry_run(%(run_id)s);
 
 -- name: list_runs
-SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s);
+SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s, %(org_id)s);
 
 -- name: get_runs
 SELECT charter.get_runs(%(run_ids)s::text[]);

@@ -84,6 +84,12 @@ BEGIN
     ON CONFLICT (id) DO NOTHING;
     IF NOT FOUND THEN
         SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id;
+        IF v_existing.org_id <> p_org_id THEN
+            -- Another org's run: say nothing about it (not its flow, not its input).
+            RAISE EXCEPTION USING ERRCODE = 'CH006',
+                MESSAGE = format('Run id %L is taken', v_run_id),
+                HINT = 'Choose another run id (ids are unique across orgs; prefix yours, e.g. with your org).';
+        END IF;
         IF v_existing.workflow_slug <> p_flow_slug OR v_existing.input <> v_input THEN
             RAISE EXCEPTION USING ERRCODE = 'CH006',
                 MESSAGE = format('Run %L already exists with %s', v_run_id,

@@ -1,10 +1,12 @@
 -- Runs, newest first, optionally of one flow and one status, a page at a time: p_after is
 -- the id of the last run of the previous page. An unknown status or cursor is refused.
+-- p_org_id keeps to one org's runs (the HTTP API's and the dashboard's lists).
 CREATE OR REPLACE FUNCTION charter.list_runs(
     p_flow_slug text DEFAULT NULL,
     p_status text DEFAULT NULL,
     p_limit integer DEFAULT 100,
-    p_after text DEFAULT NULL
+    p_after text DEFAULT NULL,
+    p_org_id text DEFAULT NULL
 )
 RETURNS SETOF jsonb
 LANGUAGE plpgsql
@@ -26,7 +28,8 @@ BEGIN
             HINT = 'Use a limit from 1 to 10000, and after= to page.';
     END IF;
     IF p_after IS NOT NULL THEN
-        SELECT * INTO v_after FROM charter.runs AS r WHERE r.id = p_after;
+        SELECT * INTO v_after FROM charter.runs AS r
+         WHERE r.id = p_after AND (p_org_id IS NULL OR r.org_id = p_org_id);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH022',
                 MESSAGE = format('after=%L names no run', p_after),
@@ -36,7 +39,8 @@ BEGIN
     RETURN QUERY
     SELECT charter.get_run(r.id)
       FROM charter.runs AS r
-     WHERE (p_flow_slug IS NULL OR r.workflow_slug = p_flow_slug)
+     WHERE (p_org_id IS NULL OR r.org_id = p_org_id)
+       AND (p_flow_slug IS NULL OR r.workflow_slug = p_flow_slug)
        AND (p_status IS NULL OR r.status = p_status)
        AND (p_after IS NULL OR (r.created_at, r.id) < (v_after.created_at, v_after.id))
      ORDER BY r.created_at DESC, r.id DESC

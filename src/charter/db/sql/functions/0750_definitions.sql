@@ -246,6 +246,12 @@ DECLARE
     v_org     text := charter._acting_org(p_org_id);
     v_version charter.workflow_versions;
 BEGIN
+    -- An entity type is a plain name: 'eu:ap_invoice' must not reach another org's slug.
+    IF p_entity_type IS NULL OR p_entity_type !~ '^[a-z][a-z0-9_]*$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022',
+            MESSAGE = format('%L is not an entity type', p_entity_type),
+            HINT = 'Entity types are lower-case names of letters, digits and _ (e.g. ap_invoice).';
+    END IF;
     SELECT v.* INTO v_version FROM charter.workflows AS w
       JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
      WHERE w.slug = format('effective:%s:%s', v_org, p_entity_type);

@@ -97,3 +97,4 @@ DROP FUNCTION IF EXISTS charter.record_outcomes(bigint[], uuid[], jsonb[], jsonb
 DROP FUNCTION IF EXISTS charter._complete_one(bigint, uuid, jsonb, text, numeric);
 DROP FUNCTION IF EXISTS charter.start_run(text, jsonb, text, text, text);
 DROP FUNCTION IF EXISTS charter.start_runs(text, jsonb, text[], text, text);
+DROP FUNCTION IF EXISTS charter.list_runs(text, text, integer, text);
