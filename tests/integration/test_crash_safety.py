@@ -117,6 +117,18 @@ def _wait_all(db_url, run_ids, timeout):
     raise AssertionError(f"runs still running after {timeout}s: {statuses}")
 
 
+def _wait_until_working(db_url, worker, timeout=60):
+    """Until the worker has claimed something: the restart must hit a worker at work."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            assert worker.poll() is None, worker.communicate(timeout=5)[0]
+            if conn.execute("SELECT count(*) FROM charter.tasks WHERE attempts > 0").fetchone()[0]:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"the worker claimed nothing within {timeout}s")
+
+
 def _install(project, db_url):
     result = subprocess.run(
         [sys.executable, "-m", "charter", "deploy", "crashflows"],
@@ -275,7 +287,7 @@ def test_workers_reconnect_after_postgresql_restarts(tmp_path):
         _install(project, db_url)
         runs = _start_runs(db_url, 10)
         worker = _worker(project, db_url, log, sleep="0.1")
-        time.sleep(1.0)
+        _wait_until_working(db_url, worker)  # a loaded machine may take seconds to start it
         embedded.stop(data_dir)
         time.sleep(2.0)
         embedded.ensure_running(data_dir, settings={"fsync": "off"})
