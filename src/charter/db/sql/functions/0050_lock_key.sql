@@ -8,6 +8,8 @@
 --   migration  'schema' (queries.sql computes this key inline: the schema may not exist yet)
 --   maintenance 'retention': one run of retention at a time
 --   concurrency '<org>/<flow>[.<step>][:<key>]': counting and claiming a concurrency key's tasks
+--   event      '<org>/<event key>': a wait beginning and an event arriving on that key, one
+--              at a time, so neither misses the other
 CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -15,7 +17,7 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
-    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency') THEN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency', 'event') THEN
         RAISE EXCEPTION 'unknown lock kind %', p_kind;
     END IF;
     RETURN hashtextextended(p_kind || ':' || p_id, 0);

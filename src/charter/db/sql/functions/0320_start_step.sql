@@ -103,6 +103,8 @@ BEGIN
                 p_step_slug, v_config->>'key', v_key));
             RETURN;
         END IF;
+        -- One at a time with send_event on this key (see the instance's wait_event node).
+        PERFORM pg_advisory_xact_lock(charter._lock_key('event', v_run.org_id || '/' || v_key));
         -- The early-arrival buffer: an event sent before the wait began is taken now.
         UPDATE charter.inbound_events AS e SET consumed_at = now(), consumed_by = p_run_id || '/' || p_step_slug
          WHERE (e.org_id, e.event_id) = (

@@ -288,6 +288,9 @@ BEGIN
             jsonb_build_object('until', v_due, 'audit', v_audit));
     WHEN 'wait_event' THEN
         v_key_text := charter._render(v_config->>'eventKey', v_vars);
+        -- One at a time with send_event on this key: else an event sent while this wait is
+        -- being written would see no wait, and this wait no event, and both would stay.
+        PERFORM pg_advisory_xact_lock(charter._lock_key('event', p_instance.org_id || '/' || v_key_text));
         IF v_config ? 'timeout' THEN
             v_due := charter._now() + (v_config->>'timeout')::interval;
         END IF;

@@ -216,6 +216,9 @@ BEGIN
             HINT = 'Use the sender''s own id for the event, e.g. a webhook delivery id.';
     END IF;
     PERFORM charter._check_payload(p_payload, 'event payload');
+    -- A wait being written on this key right now is committed before we look for waits (and
+    -- it sees this event if we are first): see the wait_event node.
+    PERFORM pg_advisory_xact_lock(charter._lock_key('event', v_org || '/' || p_key));
     INSERT INTO charter.inbound_events (org_id, event_id, event_key, payload, expires_at)
     VALUES (v_org, v_id, p_key, p_payload, charter._now() + p_retention)
     ON CONFLICT DO NOTHING;
