@@ -2,7 +2,7 @@
 -- databases can be compared. Row order and OIDs do not matter; definitions do.
 SELECT 'table' AS kind, c.relname AS name,
        c.relkind::text || ' ' || coalesce(pg_get_partkeydef(c.oid), '') || ' rls=' || c.relrowsecurity::text
-         || ' acl=' || coalesce(c.relacl::text, '') AS definition
+         || ' acl=' || coalesce(c.relacl::text, '') || ' options=' || coalesce(c.reloptions::text, '') AS definition
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = 'charter' AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
 UNION ALL

@@ -238,7 +238,7 @@ def test_stale_and_duplicate_completions_change_nothing(conn):
     assert (projections(conn, run_id)[0], evidence(conn, run_id)) == before
     assert conn.execute(
         "SELECT count(*) FROM charter.tasks WHERE run_id = %s", (run_id,)
-    ).fetchone() == (4,)  # seed, 2 squares, count: not doubled
+    ).fetchone() == (3,)  # 2 squares and count queued (seed completed): not doubled
 
 
 def test_wf02_wf14_a_second_completion_is_stopped_by_the_receipt_before_any_effect(conn):
@@ -248,11 +248,14 @@ def test_wf02_wf14_a_second_completion_is_stopped_by_the_receipt_before_any_effe
     [seed] = claim(conn, ["diamond"])
     assert complete(conn, seed, [0, 1]) == "completed"
     # Simulate a second live delivery of the same task (a bug elsewhere, or an operator
-    # resetting a row): only the receipt stands between it and a double effect.
+    # queuing the completed task again): only the receipt stands between it and a double
+    # effect.
     conn.execute(
-        "UPDATE charter.tasks SET status = 'started', delivery_token = gen_random_uuid(),"
-        " available_at = now() + interval '1 minute' WHERE id = %s",
-        (seed.id,),
+        "INSERT INTO charter.tasks (id, run_id, workflow_slug, version_id, step_slug, status,"
+        " attempts, max_attempts, available_at, delivery_token) OVERRIDING SYSTEM VALUE"
+        " SELECT %s, id, workflow_slug, version_id, 'seed', 'started', 1, 3,"
+        " now() + interval '1 minute', gen_random_uuid() FROM charter.runs WHERE id = %s",
+        (seed.id, run_id),
     )
     token = conn.execute(
         "SELECT delivery_token FROM charter.tasks WHERE id = %s", (seed.id,)

@@ -1,31 +1,14 @@
--- Starts a run of the flow's current version: the run row, one readiness row per step (and
--- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
--- the same id with the same flow and input returns the existing run; with another flow or
--- input it is RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
--- instead of the current one. p_priority (0-1000) orders its tasks (see _claim_order);
--- p_parent ({"runId", "step", "taskIndex", "key"}) makes it a child run. Returns
--- {"runId", "created", "status", "versionId"}.
-CREATE OR REPLACE FUNCTION charter.start_run(
-    p_flow_slug text,
-    p_input jsonb,
-    p_run_id text DEFAULT NULL,
-    p_org_id text DEFAULT 'default',
-    p_version_id text DEFAULT NULL,
-    p_priority integer DEFAULT NULL,
-    p_parent jsonb DEFAULT NULL
-)
-RETURNS jsonb
+-- The version a new run of p_flow_slug runs: p_version_id if it is a compiled flow version of
+-- it, else the flow's current version. Raises what is wrong otherwise.
+CREATE OR REPLACE FUNCTION charter._runnable_version(p_flow_slug text, p_version_id text)
+RETURNS text
 LANGUAGE plpgsql
-SECURITY DEFINER
+STABLE
 SET search_path = ''
 AS $$
 DECLARE
-    v_input      jsonb := coalesce(p_input, 'null'::jsonb);
     v_version_id text;
     v_compiled   boolean;
-    v_run_id     text := coalesce(p_run_id, gen_random_uuid()::text);
-    v_existing   charter.runs;
-    v_step       record;
 BEGIN
     IF p_version_id IS NOT NULL THEN
         SELECT v.id, v.compiled IS NOT NULL INTO v_version_id, v_compiled
@@ -52,12 +35,56 @@ BEGIN
             MESSAGE = format('Version %s of flow %L has no compiled artifact, so it cannot run (WF-07)', v_version_id, p_flow_slug),
             HINT = 'Compile it as the schema''s owner: charter recompile.';
     END IF;
-    PERFORM charter._check_payload(v_input, 'The run input');
+    RETURN v_version_id;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter._check_priority(p_priority integer)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+SET search_path = ''
+AS $$
+BEGIN
     IF p_priority IS NOT NULL AND p_priority NOT BETWEEN 0 AND 1000 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
             MESSAGE = format('Priority %s is out of range; use a whole number from 0 to 1000', p_priority),
             HINT = 'Higher runs first: a task of priority N is claimed as if it had been ready N minutes earlier.';
     END IF;
+END;
+$$;
+
+-- Starts a run of the flow's current version: the run row, one readiness row per step (and
+-- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
+-- the same id with the same flow and input returns the existing run; with another flow or
+-- input it is RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
+-- instead of the current one. p_priority (0-1000) orders its tasks (see _claim_order);
+-- p_parent ({"runId", "step", "taskIndex", "key"}) makes it a child run. Returns
+-- {"runId", "created", "status", "versionId"}.
+CREATE OR REPLACE FUNCTION charter.start_run(
+    p_flow_slug text,
+    p_input jsonb,
+    p_run_id text DEFAULT NULL,
+    p_org_id text DEFAULT 'default',
+    p_version_id text DEFAULT NULL,
+    p_priority integer DEFAULT NULL,
+    p_parent jsonb DEFAULT NULL
+)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_input      jsonb := coalesce(p_input, 'null'::jsonb);
+    v_version_id text;
+    v_run_id     text := coalesce(p_run_id, gen_random_uuid()::text);
+    v_existing   charter.runs;
+    v_step       record;
+BEGIN
+    v_version_id := charter._runnable_version(p_flow_slug, p_version_id);
+    PERFORM charter._check_payload(v_input, 'The run input');
+    PERFORM charter._check_priority(p_priority);
     IF length(v_run_id) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
             MESSAGE = format('Run id %L must be 1 to 200 characters long', v_run_id),

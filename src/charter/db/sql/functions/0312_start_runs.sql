@@ -1,6 +1,10 @@
 -- Starts many runs of one flow in one call: p_inputs is a JSON array, one input per run;
 -- p_run_ids (optional) gives each run's id, idempotent per id exactly as start_run. Returns
 -- the run ids in input order. One transaction: all start, or none. p_priority applies to all.
+-- A flow whose first steps are plain steps (no map over the input, no wait, no sleep, no
+-- concurrency or rate limit to render per run) starts set-based: one INSERT per table for
+-- the whole batch, the same rows start_run writes one run at a time. Ids that exist already
+-- go through start_run, which returns the run or says why the id is taken.
 CREATE OR REPLACE FUNCTION charter.start_runs(
     p_flow_slug text,
     p_inputs jsonb,
@@ -15,9 +19,12 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_count  integer;
-    v_ids    text[] := '{}';
-    v_index  integer;
+    v_count      integer;
+    v_ids        text[];
+    v_index      integer;
+    v_version_id text;
+    v_created    text[];
+    v_bad        text;
 BEGIN
     IF jsonb_typeof(p_inputs) IS DISTINCT FROM 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
@@ -30,11 +37,122 @@ BEGIN
             MESSAGE = format('start_runs got %s inputs but %s run ids', v_count, cardinality(p_run_ids)),
             HINT = 'Give one run id per input, or none.';
     END IF;
-    FOR v_index IN 0 .. v_count - 1 LOOP
-        v_ids := v_ids || (charter.start_run(p_flow_slug, p_inputs -> v_index,
-                                             p_run_ids[v_index + 1], p_org_id, p_version_id,
-                                             p_priority) ->> 'runId');
-    END LOOP;
+    v_version_id := charter._runnable_version(p_flow_slug, p_version_id);
+    IF NOT charter._starts_plainly(v_version_id) THEN
+        v_ids := '{}';
+        FOR v_index IN 0 .. v_count - 1 LOOP
+            v_ids := v_ids || (charter.start_run(p_flow_slug, p_inputs -> v_index,
+                                                 p_run_ids[v_index + 1], p_org_id, v_version_id,
+                                                 p_priority) ->> 'runId');
+        END LOOP;
+        RETURN v_ids;
+    END IF;
+
+    PERFORM charter._check_priority(p_priority);
+    SELECT coalesce(array_agg(coalesce(p_run_ids[i.n], gen_random_uuid()::text) ORDER BY i.n), '{}') INTO v_ids
+      FROM generate_series(1, v_count) AS i(n);
+    PERFORM charter._check_payload(i.value, 'The run input') FROM jsonb_array_elements(p_inputs) AS i;
+    SELECT i.id INTO v_bad FROM unnest(v_ids) AS i(id) WHERE length(i.id) NOT BETWEEN 1 AND 200 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH008',
+            MESSAGE = format('Run id %L must be 1 to 200 characters long', v_bad),
+            HINT = 'Pass a shorter run id, or none to get a generated one.';
+    END IF;
+
+    WITH inserted AS (
+        INSERT INTO charter.runs (id, org_id, workflow_slug, version_id, input, priority)
+        SELECT v_ids[i.n], p_org_id, p_flow_slug, v_version_id, i.value, p_priority
+          FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS i(value, n)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id)
+    SELECT coalesce(array_agg(id), '{}') INTO v_created FROM inserted;
+
+    -- Readiness rows: the first steps ready with their one task, the others waiting, and $end.
+    INSERT INTO charter.step_states (run_id, step_slug, org_id, required, status,
+                                     initial_tasks, remaining_tasks, ready_at)
+    SELECT r.id, s.slug, p_org_id, s.required,
+           CASE WHEN s.required = 0 THEN 'ready' ELSE 'waiting' END,
+           CASE WHEN s.required = 0 THEN 1 END, CASE WHEN s.required = 0 THEN 1 END,
+           CASE WHEN s.required = 0 THEN now() END
+      FROM unnest(v_created) AS r(id)
+     CROSS JOIN charter._step_requirements(v_version_id) AS s;
+    INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
+                               max_attempts, available_at, priority)
+    SELECT p_org_id, r.id, p_flow_slug, v_version_id, s.slug, 0, s.max_attempts,
+           now() + make_interval(secs => s.start_delay), coalesce(p_priority, s.priority)
+      FROM unnest(v_created) AS r(id)
+     CROSS JOIN charter._first_steps(v_version_id) AS s;
+    IF cardinality(v_created) > 0 THEN
+        PERFORM pg_notify('charter_tasks', p_flow_slug);
+    END IF;
+
+    -- Ids that were taken: the same run again, or an error that says why not.
+    IF cardinality(v_created) < v_count THEN
+        FOR v_index IN
+            SELECT u.n FROM (SELECT u.id, u.n, row_number() OVER (PARTITION BY u.id ORDER BY u.n) AS nth
+                               FROM unnest(v_ids) WITH ORDINALITY AS u(id, n)) AS u
+             WHERE u.nth > 1 OR u.id <> ALL (v_created)
+             ORDER BY u.n
+        LOOP
+            PERFORM charter.start_run(p_flow_slug, p_inputs -> (v_index - 1), v_ids[v_index],
+                                      p_org_id, v_version_id, p_priority);
+        END LOOP;
+    END IF;
     RETURN v_ids;
 END;
+$$;
+
+-- True when every first step of the version is a plain step: start_runs may start it
+-- set-based. A map over the input, a sleep, a wait or a limit with a key needs start_run.
+CREATE OR REPLACE FUNCTION charter._starts_plainly(p_version_id text)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT NOT EXISTS (
+        SELECT 1 FROM charter.flow_steps AS s
+         WHERE s.version_id = p_version_id
+           AND (s.step_type <> 'single' OR s.config IS NOT NULL
+                OR coalesce(s.opt_limits ?| '{concurrency,rateLimit}', false))
+           AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                            WHERE d.version_id = s.version_id AND d.step_slug = s.slug))
+       AND NOT coalesce((SELECT v.opt_limits ?| '{concurrency,rateLimit}'
+                           FROM charter.workflow_versions AS v WHERE v.id = p_version_id), false)
+$$;
+
+-- Each step of a version with the number of dependencies it waits for, and $end with the
+-- number of steps nothing depends on: the readiness rows a new run starts with.
+CREATE OR REPLACE FUNCTION charter._step_requirements(p_version_id text)
+RETURNS TABLE (slug text, required integer)
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT s.slug, (SELECT count(*) FROM charter.flow_step_deps AS d
+                     WHERE d.version_id = s.version_id AND d.step_slug = s.slug)::integer
+      FROM charter.flow_steps AS s WHERE s.version_id = p_version_id
+    UNION ALL
+    SELECT '$end', count(*)::integer
+      FROM charter.flow_steps AS s
+     WHERE s.version_id = p_version_id
+       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                        WHERE d.version_id = s.version_id AND d.dep_slug = s.slug)
+$$;
+
+-- The steps a run of the version starts with, and how their tasks are queued.
+CREATE OR REPLACE FUNCTION charter._first_steps(p_version_id text)
+RETURNS TABLE (slug text, max_attempts integer, start_delay integer, priority smallint)
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT s.slug,
+           coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
+           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
+           coalesce((s.opt_limits->>'priority')::smallint, (v.opt_limits->>'priority')::smallint, 0)
+      FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+     WHERE s.version_id = p_version_id
+       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                        WHERE d.version_id = s.version_id AND d.step_slug = s.slug)
 $$;

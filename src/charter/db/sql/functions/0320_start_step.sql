@@ -4,7 +4,8 @@
 -- arrived. The task carries its priority, concurrency key and rate-limit bucket. A map over an empty array
 -- completes at once with []; a map over something that is not an array fails the run.
 -- In a run that is no longer running the step is marked cancelled and nothing is queued
--- (retry_run starts it again). Tasks that already exist are kept, so retrying is safe.
+-- (retry_run starts it again). Tasks that already exist are kept, and a map's completed
+-- elements (their results are in the inbox) are not queued again, so retrying is safe.
 CREATE OR REPLACE FUNCTION charter._start_step(p_run_id text, p_step_slug text, p_source jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -56,15 +57,15 @@ BEGIN
         RETURN;
     END IF;
 
-    -- A step started before (being retried) keeps its completed tasks; a fresh one has none,
-    -- and CASE spares it the count.
+    -- A map step started before (being retried) keeps its completed elements, whose
+    -- results are in the inbox; a fresh one has none, and CASE spares it the count.
     UPDATE charter.step_states AS s
        SET status = CASE WHEN v_run.status = 'running' THEN 'ready' ELSE 'cancelled' END,
            initial_tasks = v_count,
-           remaining_tasks = v_count - CASE WHEN s.initial_tasks IS NULL THEN 0 ELSE (
-               SELECT count(*) FROM charter.tasks AS t
-                WHERE t.run_id = p_run_id AND t.step_slug = p_step_slug
-                  AND t.status = 'completed')::integer END,
+           remaining_tasks = v_count - CASE WHEN s.initial_tasks IS NULL OR v_type <> 'map' THEN 0 ELSE (
+               SELECT count(*) FROM charter.inbox AS i
+                WHERE i.run_id = p_run_id AND i.target_step = p_step_slug
+                  AND i.source_step = p_step_slug AND i.spread_index >= 0)::integer END,
            ready_at = coalesce(s.ready_at, now())
      WHERE s.run_id = p_run_id AND s.step_slug = p_step_slug;
     IF v_count = 0 THEN
@@ -137,6 +138,10 @@ BEGIN
            coalesce(v_limits #>> '{concurrency,limit}', v_flow_limits #>> '{concurrency,limit}')::integer,
            v_rate_key
       FROM generate_series(0, v_count - 1) AS i
+     WHERE v_type <> 'map' OR NOT EXISTS (
+           SELECT 1 FROM charter.inbox AS e
+            WHERE e.run_id = p_run_id AND e.target_step = p_step_slug
+              AND e.source_step = p_step_slug AND e.spread_index = i)
     ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;
     -- A wake-up hint carrying an id only; workers poll as well (NOTIFY is deduplicated per
     -- transaction, so a batch of starts sends one).

@@ -1,6 +1,7 @@
 -- A step finished with p_output: write it to each successor's inbox, count the arrival, start
 -- successors that became ready (exactly once: when arrivals reach required), and complete the
 -- run when $end has heard from every leaf step. Runs under the run's advisory lock.
+-- (The output of a run's only last step is kept in the run's output, not in the inbox.)
 CREATE OR REPLACE FUNCTION charter._complete_step(p_run_id text, p_step_slug text, p_output jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -26,10 +27,11 @@ BEGIN
              WHERE d.version_id = v_run.version_id AND d.dep_slug = p_step_slug)
         ORDER BY 1
     LOOP
-        INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
-        VALUES (p_run_id, v_target, p_step_slug, v_run.org_id, p_output);
+        -- $end completes with its last arrival in the same statement.
         UPDATE charter.step_states
-           SET arrivals = arrivals + 1
+           SET arrivals = arrivals + 1,
+               status = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN 'completed' ELSE status END,
+               completed_at = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN now() ELSE completed_at END
          WHERE run_id = p_run_id AND step_slug = v_target AND arrivals < required
         RETURNING arrivals, required INTO v_arrivals, v_required;
         IF NOT FOUND THEN
@@ -37,18 +39,24 @@ BEGIN
                 MESSAGE = format('Readiness overflow: step %L of run %L received more arrivals than it has dependencies', v_target, p_run_id),
                 HINT = 'This is a bug in charter; the transaction was rolled back and nothing changed.';
         END IF;
+        -- A run with one last step takes its output straight from it: no inbox row for $end.
+        IF v_target <> '$end' OR v_required > 1 THEN
+            INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
+            VALUES (p_run_id, v_target, p_step_slug, v_run.org_id, p_output);
+        END IF;
         CONTINUE WHEN v_arrivals < v_required;
         IF v_target = '$end' THEN
-            UPDATE charter.step_states SET status = 'completed', completed_at = now()
-             WHERE run_id = p_run_id AND step_slug = '$end';
             UPDATE charter.runs
                SET status = 'completed', finished_at = now(), updated_at = now(),
-                   output = (SELECT jsonb_object_agg(i.source_step, i.value)
-                               FROM charter.inbox AS i
-                              WHERE i.run_id = p_run_id AND i.target_step = '$end')
+                   output = CASE WHEN v_required = 1 THEN jsonb_build_object(p_step_slug, p_output)
+                                 ELSE (SELECT jsonb_object_agg(i.source_step, i.value)
+                                         FROM charter.inbox AS i
+                                        WHERE i.run_id = p_run_id AND i.target_step = '$end') END
              WHERE id = p_run_id AND status = 'running';
             PERFORM pg_notify('charter_runs', p_run_id);
-            PERFORM charter._wake_parent(v_run);
+            IF v_run.parent_run_id IS NOT NULL THEN
+                PERFORM charter._wake_parent(v_run);
+            END IF;
         ELSE
             PERFORM charter._start_step(p_run_id, v_target, p_output);
         END IF;

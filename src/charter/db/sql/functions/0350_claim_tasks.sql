@@ -40,17 +40,20 @@ DECLARE
     v_final   boolean;
     v_error   jsonb;
     v_limited boolean;
+    v_any_expired boolean;
 BEGIN
     -- In claim order (priority ages: see _claim_order); a task whose concurrency key is at
     -- its limit is passed over, so it never blocks the tasks behind it. One ordered index
     -- scan per version (a scan over `version_id = ANY (...)` would read and sort the whole
     -- backlog), then the first p_limit of all; the few rows of other versions locked beyond
     -- those are released at commit.
-    SELECT coalesce(array_agg(c.id), '{}'), coalesce(bool_or(c.limited), false)
-      INTO v_ids, v_limited FROM (
-        SELECT c.id, c.limited FROM unnest(p_version_ids) AS v(id)
+    SELECT coalesce(array_agg(c.id), '{}'), coalesce(bool_or(c.limited), false),
+           coalesce(bool_or(c.expired), false)
+      INTO v_ids, v_limited, v_any_expired FROM (
+        SELECT c.id, c.limited, c.expired FROM unnest(p_version_ids) AS v(id)
          CROSS JOIN LATERAL (
             SELECT t.id, t.limit_key IS NOT NULL OR t.rate_key IS NOT NULL AS limited,
+                   t.status = 'started' AS expired,
                    charter._claim_order(t.available_at, t.priority, t.status) AS claim_order
               FROM charter.tasks AS t
              WHERE t.version_id = v.id
@@ -72,7 +75,7 @@ BEGIN
 
     -- The rare path: leases that expired. The attempt they had is recorded as failed.
     FOR v_expired IN
-        SELECT t.* FROM charter.tasks AS t WHERE t.id = ANY (v_ids) AND t.status = 'started'
+        SELECT t.* FROM charter.tasks AS t WHERE v_any_expired AND t.id = ANY (v_ids) AND t.status = 'started'
     LOOP
         v_final := v_expired.attempts >= v_expired.max_attempts;
         -- Failing the run needs the run lock; never wait for it while holding task locks.

@@ -1,7 +1,7 @@
 -- Completes one claimed task: the single completion transaction of seed 004. Under the
 -- run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'), receipt
 -- first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row (WF-09),
--- then the effects. A map task's result goes to its step's inbox at its index; the last
+-- then the effects. The task row is deleted: the queue holds only work still to do. A map task's result goes to its step's inbox at its index; the last
 -- one aggregates them in index order. p_cost (what the attempt cost, e.g. a model call's
 -- price) is added to the run's usd_cost. Returns 'completed' or 'stale'.
 CREATE OR REPLACE FUNCTION charter._complete_one(
@@ -31,8 +31,8 @@ BEGIN
     IF p_directive IS NOT NULL THEN
         RETURN charter._complete_directed(p_task_id, p_token, p_output, p_worker_id, p_cost, p_directive);
     END IF;
-    UPDATE charter.tasks
-       SET status = 'completed', available_at = NULL
+    -- A completed task leaves the queue: the receipt and the evidence row record it.
+    DELETE FROM charter.tasks
      WHERE id = p_task_id AND delivery_token = p_token AND status = 'started'
     RETURNING * INTO v_task;
     IF NOT FOUND THEN
@@ -56,10 +56,8 @@ BEGIN
             'completed', true, v_key,
             coalesce(p_worker_id, v_task.worker_id), v_task.started_at, p_output);
 
-    SELECT s.step_type INTO v_type
-      FROM charter.runs AS r
-      JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
-     WHERE r.id = v_run_id;
+    SELECT s.step_type INTO v_type FROM charter.flow_steps AS s
+     WHERE s.version_id = v_task.version_id AND s.slug = v_task.step_slug;
     IF v_type <> 'map' THEN
         IF v_type = 'wait_event' THEN
             DELETE FROM charter.flow_event_waits AS w

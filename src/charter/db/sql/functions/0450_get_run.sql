@@ -43,13 +43,20 @@ AS $$
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', fs.slug, 'stepType', fs.step_type, 'status', s.status,
                        'tasks', s.initial_tasks, 'remainingTasks', s.remaining_tasks,
+                       -- Attempts of tasks still queued, and of completed ones (which
+                       -- left the queue) as their evidence says.
                        'attempts', coalesce((SELECT sum(t.attempts) FROM charter.tasks AS t
-                                              WHERE t.run_id = r.id AND t.step_slug = fs.slug), 0),
+                                              WHERE t.run_id = r.id AND t.step_slug = fs.slug), 0)
+                                   + coalesce((SELECT sum(e.attempt) FROM charter.step_executions AS e
+                                                WHERE e.run_id = r.id AND e.step_slug = fs.slug
+                                                  AND e.status = 'completed'), 0),
                        'startedAt', e.started_at, 'completedAt', s.completed_at,
-                       'output', CASE WHEN s.status = 'completed' THEN
+                       -- A run's only last step: its output is the run's (no inbox row).
+                       'output', CASE WHEN s.status = 'completed' THEN coalesce(
                                      (SELECT i.value FROM charter.inbox AS i
                                        WHERE i.run_id = r.id AND i.source_step = fs.slug
-                                         AND i.spread_index = -1 LIMIT 1) END,
+                                         AND i.spread_index = -1 LIMIT 1),
+                                     r.output -> fs.slug) END,
                        'error', CASE WHEN s.status <> 'completed' THEN e.error END,
                        'waitingFor', CASE WHEN s.status = 'ready' AND r.status = 'running' THEN (
                            SELECT charter._task_waiting(t, fs.step_type, fs.config) FROM charter.tasks AS t

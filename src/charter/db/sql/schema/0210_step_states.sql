@@ -18,7 +18,7 @@ CREATE TABLE charter.step_states (
     CONSTRAINT arrivals_within_required CHECK (arrivals BETWEEN 0 AND required),
     CONSTRAINT remaining_within_initial CHECK (remaining_tasks BETWEEN 0 AND initial_tasks),
     CONSTRAINT skipped_within_arrivals CHECK (skipped_arrivals BETWEEN 0 AND arrivals)
-);
+) WITH (fillfactor = 70);  -- room on each page, so that readiness updates are HOT
 
 COMMENT ON TABLE charter.step_states IS
     'Readiness per (run, node): a node is ready when arrivals (skip arrivals included) = required; the node $end completes a flow''s run. Instance nodes carry their token and the outcome their arrivals brought.';
