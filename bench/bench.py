@@ -91,12 +91,12 @@ def _admin_url() -> str:
     return embedded.ensure_running().url("postgres")
 
 
-def _fresh_database(admin_url: str) -> str:
+def _fresh_database(admin_url: str, name: str = "charter_bench") -> str:
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS charter_bench WITH (FORCE)")
-        admin.execute("CREATE DATABASE charter_bench")
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name}")
     params = conninfo.conninfo_to_dict(admin_url)
-    params["dbname"] = "charter_bench"
+    params["dbname"] = name
     return conninfo.make_conninfo("", **params)
 
 
