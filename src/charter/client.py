@@ -132,7 +132,8 @@ class Client:
 
     @property
     def events(self) -> Events:
-        """External events for the org's waiting workflow instances (``wait_event``)."""
+        """External events for the org's waiting workflow instances and flow steps
+        (``wait_event``)."""
         return Events(self.store, self._state.org_id)
 
     @property

@@ -20,7 +20,9 @@ AsyncConnection = psycopg.AsyncConnection[Any]
 
 
 class Events:
-    """External events that resume ``wait_event`` nodes, keyed (``delivery:pod:SHIP-1``)."""
+    """External events, keyed (``payment:ORD-7``, ``delivery:pod:SHIP-1``), that resume the
+    ``wait_event`` nodes of documents' workflow instances and the ``@flow.wait_event`` steps
+    of flow runs waiting on the key."""
 
     def __init__(self, store: Store, org_id: str) -> None:
         self._store, self._org = store, org_id
@@ -33,8 +35,8 @@ class Events:
         *,
         connection: Connection | None = None,
     ) -> SentEvent:
-        """Resume the instances waiting on ``key`` with ``payload``; with none waiting the
-        event is kept (7 days) for the first wait on its key. Sending the same ``event_id``
+        """Resume the instances and flow steps waiting on ``key`` with ``payload``; with none
+        waiting the event is kept (7 days) for the first wait on its key. Sending the same ``event_id``
         again changes nothing (status ``duplicate``)."""
         return self._store.perform(ops.send_event(self._org, key, payload, event_id), connection)
 

@@ -95,3 +95,37 @@ def test_priority_out_of_range_is_refused_with_the_rule(conn):
     with pytest.raises(CharterError) as caught, charter_errors():
         start(conn, "ranked_bad", {}, priority=5000)
     assert "from 0 to 1000" in caught.value.message
+
+
+def rate_limited(slug: str, step: str, per_second: int) -> Flow:
+    flow = Flow(slug)
+
+    def work(run: dict[str, object]) -> object:
+        return run
+
+    work.__name__ = work.__qualname__ = step
+    flow.step(rate_limit={"key": "partner", "per_second": per_second})(work)
+    return flow
+
+
+def test_a_rate_key_shared_by_two_flows_is_one_bucket_at_the_strictest_rate(conn):
+    # Every pairing of flow and step name, so that whichever flow's version id sorts first,
+    # the group's lowest version id and lowest step name belong to different flows.
+    flows = [("shared_rate_a", "zulu"), ("shared_rate_b", "alpha")]
+    for (slug, step), per_second in zip(flows, (2, 1), strict=True):
+        install(conn, rate_limited(slug, step, per_second))
+    slugs = [slug for slug, _ in flows]
+    runs = [start(conn, slug, {"n": n}) for n in range(3) for slug in slugs]
+    claimed = claim(conn, slugs, limit=10)
+    # Burst defaults to ceil(perSecond): the strictest step (1/s) makes it 1, for both flows.
+    assert len(claimed) == 1
+    waits = conn.execute(
+        "SELECT extract(epoch FROM available_at - now()) FROM charter.tasks "
+        "WHERE run_id = ANY (%s) AND status = 'queued' ORDER BY available_at",
+        (runs,),
+    ).fetchall()
+    # The other five wait for their tokens, one a second: the n-th for about n seconds.
+    assert [round(w[0]) for w in waits] == [1, 2, 3, 4, 5]
+    assert conn.execute(
+        "SELECT count(*) FROM charter.rate_buckets WHERE bucket_key = 'partner'"
+    ).fetchone() == (1,)

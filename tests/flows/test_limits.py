@@ -37,6 +37,30 @@ def second(first: int) -> int:
     time.sleep(0.15)
     return first
 
+per_customer_flow = Flow("per_customer_flow", concurrency={"key": "run.customer", "limit": 1})
+
+@per_customer_flow.step
+def draft(run: dict) -> str:
+    time.sleep(0.1)
+    return run["customer"]
+
+@per_customer_flow.step(depends_on=[draft])
+def send(draft: str) -> str:
+    time.sleep(0.1)
+    return draft
+
+step_wide = Flow("step_wide")
+
+@step_wide.step(concurrency={"limit": 2})
+def capped(run: dict) -> int:
+    time.sleep(0.2)
+    return run["n"]
+
+@step_wide.step
+def free(run: dict) -> int:
+    time.sleep(0.2)
+    return run["n"]
+
 quota = Flow("quota")
 
 @quota.step(rate_limit={"key": "partner_api", "per_second": 5, "burst": 2})
@@ -104,6 +128,31 @@ def test_a_flow_wide_limit_holds_for_all_its_steps(project, db_url):
         runs = client.wait_many(run_ids, timeout=120)
     assert [r.output for r in runs] == [{"second": n} for n in range(12)]
     assert most_at_once([(r[2], r[3]) for r in attempts(db_url, "whole_flow")]) == 3
+
+
+def test_a_flow_wide_key_limits_all_steps_of_a_key_together(project, db_url):
+    customers = ["a"] * 5 + ["b"] * 5
+    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        wait_until_serving(db_url, 3)
+        run_ids = client.start_many("per_customer_flow", [{"customer": c} for c in customers])
+        runs = client.wait_many(run_ids, timeout=120)
+    assert [r.output for r in runs] == [{"send": c} for c in customers]
+    rows = attempts(db_url, "per_customer_flow")
+    # One task of a customer at a time, whichever step it is; the two customers side by side.
+    for customer in "ab":
+        assert most_at_once([(r[2], r[3]) for r in rows if r[5]["customer"] == customer]) == 1
+    assert most_at_once([(r[2], r[3]) for r in rows]) == 2
+
+
+def test_a_step_wide_limit_caps_that_step_only(project, db_url):
+    with Client(db_url) as client:
+        run_ids = client.start_many("step_wide", [{"n": n} for n in range(10)])
+    with workers(project, "limitflows", db_url, 3, "--concurrency", "8"), Client(db_url) as client:
+        runs = client.wait_many(run_ids, timeout=120)
+    assert all(r.status == "completed" for r in runs)
+    rows = attempts(db_url, "step_wide")
+    assert most_at_once([(r[2], r[3]) for r in rows if r[1] == "capped"]) == 2
+    assert most_at_once([(r[2], r[3]) for r in rows if r[1] == "free"]) > 2
 
 
 def test_a_rate_limit_is_one_bucket_for_all_workers_and_waiting_is_visible(project, db_url):

@@ -1,7 +1,7 @@
 """Steps that wait without holding a worker: ``@flow.sleep`` and ``@flow.wait_event``.
 
 The decorated function only names the step: its body never runs, so it takes no
-parameters. A sleep's output is ``{"wokeAt", "since"}``; a wait_event's is the event's
+parameters. A sleep's output is ``{"wokeAt", "dueAt"}``; a wait_event's is the event's
 payload, or after its timeout ``{"timedOut": True, "eventKey", "timeoutAt"}`` (test it with
 :func:`timed_out`).
 """

@@ -106,7 +106,9 @@ BEGIN
                delivery_token = gen_random_uuid(),
                available_at = now() + make_interval(secs => p_lease_seconds),
                worker_id = p_worker_id,
-               started_at = now()
+               -- The moment of the claim itself, not of the transaction's start: a claim
+               -- admitted by a slot another transaction freed meanwhile starts after it.
+               started_at = clock_timestamp()
          WHERE t.id = ANY (v_ids)
         RETURNING t.id, t.run_id, t.workflow_slug, t.step_slug, t.task_index, t.attempts,
                   t.delivery_token

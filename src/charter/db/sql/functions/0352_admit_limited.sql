@@ -16,7 +16,6 @@ DECLARE
     v_group   record;
     v_keys    text[];
     v_refused bigint[];
-    v_rate    jsonb;
     v_bucket  charter.rate_buckets;
     v_burst   double precision;
     v_tokens  double precision;
@@ -38,18 +37,22 @@ BEGIN
                                    AND r.available_at > now());
     v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_refused));
 
+    -- A key named by several steps (of one flow or of many) is one bucket, filled at the
+    -- lowest rate and burst those steps ask for: the strictest quota holds.
     FOR v_group IN
-        SELECT t.org_id, t.rate_key, min(t.version_id) AS version_id, min(t.step_slug) AS step_slug,
+        SELECT t.org_id, t.rate_key,
+               min((r.rate->>'perSecond')::double precision) AS per_second,
+               min(coalesce((r.rate->>'burst')::double precision,
+                            greatest(1, ceil((r.rate->>'perSecond')::double precision)))) AS burst,
                array_agg(t.id ORDER BY array_position(p_ids, t.id)) AS ids
           FROM charter.tasks AS t
+          JOIN charter.flow_steps AS s ON s.version_id = t.version_id AND s.slug = t.step_slug
+          JOIN charter.workflow_versions AS v ON v.id = t.version_id
+         CROSS JOIN LATERAL (SELECT coalesce(s.opt_limits->'rateLimit', v.opt_limits->'rateLimit') AS rate) AS r
          WHERE t.id = ANY (v_ids) AND t.rate_key IS NOT NULL
          GROUP BY t.org_id, t.rate_key ORDER BY t.org_id, t.rate_key
     LOOP
-        SELECT coalesce(s.opt_limits->'rateLimit', v.opt_limits->'rateLimit') INTO v_rate
-          FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
-         WHERE s.version_id = v_group.version_id AND s.slug = v_group.step_slug;
-        v_burst := coalesce((v_rate->>'burst')::double precision,
-                            greatest(1, ceil((v_rate->>'perSecond')::double precision)));
+        v_burst := v_group.burst;
         INSERT INTO charter.rate_buckets (org_id, bucket_key, tokens)
         VALUES (v_group.org_id, v_group.rate_key, v_burst)
         ON CONFLICT DO NOTHING;
@@ -61,14 +64,14 @@ BEGIN
             CONTINUE;
         END IF;
         v_tokens := least(v_burst, v_bucket.tokens
-                          + extract(epoch FROM now() - v_bucket.refilled_at) * (v_rate->>'perSecond')::double precision);
+                          + extract(epoch FROM now() - v_bucket.refilled_at) * v_group.per_second);
         v_take := least(floor(v_tokens)::integer, cardinality(v_group.ids));
         UPDATE charter.rate_buckets AS b SET tokens = v_tokens - v_take, refilled_at = now()
          WHERE b.org_id = v_group.org_id AND b.bucket_key = v_group.rate_key;
         -- The rest wait for their tokens: the n-th of them when the n-th next token is in.
         UPDATE charter.tasks AS t
            SET available_at = now() + make_interval(secs =>
-                   (w.n - (v_tokens - v_take)) / (v_rate->>'perSecond')::double precision)
+                   (w.n - (v_tokens - v_take)) / v_group.per_second)
           FROM unnest(v_group.ids[v_take + 1:]) WITH ORDINALITY AS w(id, n)
          WHERE t.id = w.id AND t.status = 'queued';
         v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids[v_take + 1:]));
