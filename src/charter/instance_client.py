@@ -36,8 +36,8 @@ class Events:
         connection: Connection | None = None,
     ) -> SentEvent:
         """Resume the instances and flow steps waiting on ``key`` with ``payload``; with none
-        waiting the event is kept (7 days) for the first wait on its key. Sending the same ``event_id``
-        again changes nothing (status ``duplicate``)."""
+        waiting the event is kept (7 days) for the first wait on its key. Sending the same
+        ``event_id`` again changes nothing (status ``duplicate``)."""
         return self._store.perform(ops.send_event(self._org, key, payload, event_id), connection)
 
 
