@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import psycopg
 from psycopg import conninfo
 
@@ -51,6 +52,7 @@ def main() -> int:
         _wait_registered(conn, len(procs))
         conn.execute("SELECT pg_stat_statements_reset(), pg_stat_reset()")
         xid0, lsn0 = conn.execute("SELECT txid_current(), pg_current_wal_lsn()").fetchone()
+        cpu0 = _cpu_seconds(procs)
         t0 = time.perf_counter()
         with Client(url) as client:
             client.start_many(flow.slug, [{"i": i} for i in range(args.runs)])
@@ -60,6 +62,7 @@ def main() -> int:
         ]:
             time.sleep(0.01)
         wall = time.perf_counter() - t0
+        workers_cpu, postgres_cpu = (b - a for a, b in zip(cpu0, _cpu_seconds(procs), strict=True))
         xid1, wal = conn.execute(
             "SELECT txid_current(), pg_current_wal_lsn() - %s::pg_lsn", (lsn0,)
         ).fetchone()
@@ -71,7 +74,9 @@ def main() -> int:
         print(
             f"{flow.slug}: {n} runs, {args.workers} worker(s); enqueue {enqueued:.3f} s, "
             f"enqueue to last finished {wall:.3f} s = {n / wall:,.0f} runs/s; "
-            f"{(xid1 - xid0 - 1) / n:.2f} write xacts and {wal / n / 1024:.1f} KiB WAL per run"
+            f"{(xid1 - xid0 - 1) / n:.2f} write xacts and {wal / n / 1024:.1f} KiB WAL per run; "
+            f"CPU per run: workers {workers_cpu / n * 1000:.3f} ms, "
+            f"PostgreSQL {postgres_cpu / n * 1000:.3f} ms"
         )
         _statements(conn, n, args.top)
         _functions(conn, n, args.top)
@@ -110,6 +115,23 @@ def _functions(conn: psycopg.Connection, runs: int, top: int) -> None:
             f"{self_ms / runs * 1000:11.0f} {total_ms / runs * 1000:12.0f} "
             f"{calls / runs:9.2f}  {name}"
         )
+
+
+def _cpu_seconds(workers: list[subprocess.Popen[bytes]]) -> tuple[float, float]:
+    """CPU seconds used so far by the worker processes (with their children) and by every
+    PostgreSQL process of this machine."""
+    worker_cpu = 0.0
+    for proc in workers:
+        try:
+            times = psutil.Process(proc.pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        worker_cpu += times.user + times.system
+    postgres_cpu = 0.0
+    for proc in psutil.process_iter(["name", "cpu_times"]):
+        if proc.info["name"] == "postgres" and proc.info["cpu_times"]:
+            postgres_cpu += proc.info["cpu_times"].user + proc.info["cpu_times"].system
+    return worker_cpu, postgres_cpu
 
 
 def _fresh_database(admin_url: str) -> str:

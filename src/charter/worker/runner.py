@@ -57,7 +57,10 @@ _UPKEEP_INTERVAL_S = 3600
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    concurrency: int = 10
+    # Tasks at once. Claims and completions go in groups as large as the free slots, so a
+    # few dozen slots make each commit carry many tasks (async handlers cost nothing idle;
+    # sync ones get threads only as they need them).
+    concurrency: int = 32
     batch_size: int = 50  # tasks claimed per query, at most the free slots
     lease_seconds: int = 30
     poll_interval: float = 1.0

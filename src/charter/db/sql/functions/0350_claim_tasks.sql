@@ -32,6 +32,9 @@ RETURNS TABLE (
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- Plans cached once per session: re-planning these statements for each call's values
+-- cost more than running them, and no value here changes the best plan.
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -18,6 +18,9 @@ RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- Plans cached once per session: re-planning these statements for each call's values
+-- cost more than running them, and no value here changes the best plan.
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE

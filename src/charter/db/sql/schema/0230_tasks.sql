@@ -30,17 +30,18 @@ COMMENT ON TABLE charter.tasks IS
     'The queue: one small row per task not yet completed (a completed task is deleted; its receipt and evidence remain); available_at is when a queued task may run or a started task''s lease ends.';
 
 -- The claim order: a queued task counts as ready `priority` minutes earlier than it is, so
--- higher priorities go first and a task waits at most the gap to any later one. (Pure
--- arithmetic on minutes, so immutable whatever the time zone.)
--- A SQL-standard body (parsed once, so its operators are pg_catalog's) needs no SET
--- clause: a call does not switch the search path.
+-- higher priorities go first and a task waits at most the gap to any later one. The
+-- minutes are subtracted in UTC (timestamptz - interval is only STABLE, as a day's length
+-- depends on the time zone), so every operator is immutable and, with a SQL-standard body
+-- and no SET clause, PostgreSQL inlines the expression in the index and the claim instead
+-- of calling the function for every row.
 CREATE FUNCTION charter._claim_order(p_available_at timestamptz, p_priority smallint, p_status text)
 RETURNS timestamptz
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
 RETURN CASE WHEN p_priority > 0 AND p_status = 'queued'
-            THEN p_available_at - p_priority * interval '1 minute'
+            THEN timezone(interval '0', timezone(interval '0', p_available_at) - p_priority * interval '1 minute')
             ELSE p_available_at END;
 
 -- The claim query: queued tasks whose time has come and started tasks whose lease expired,
