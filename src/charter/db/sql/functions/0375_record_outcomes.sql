@@ -18,9 +18,12 @@ RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
--- Plans cached once per session: re-planning these statements for each call's values
--- cost more than running them, and no value here changes the best plan.
+-- Plans made once per session: re-planning these statements for each call's values cost
+-- more than running them. Every statement here reads a few rows by key; without sequential
+-- scans, a plan made while the tables were small (a worker starts on an empty queue) still
+-- reads by key when they have grown.
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

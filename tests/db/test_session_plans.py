@@ -1,0 +1,77 @@
+"""A worker's session keeps the plans of its claim and completion statements (made once, on
+its first call). A worker usually starts on an empty queue, so those plans are made while
+the tables are tiny: they must still read by key once the tables have grown, not scan them.
+The plans actually used are read with auto_explain, statement by statement."""
+
+import re
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from charter import Flow
+
+from ..engine import claim, install
+
+RUNTIME_TABLES = ("tasks", "runs", "step_states", "inbox", "step_receipts", "step_executions")
+
+
+def chain() -> Flow:
+    flow = Flow("plans_chain")
+    first = flow.step(slug="first")(lambda run: 1)
+    second = flow.step(slug="second", depends_on=[first])(lambda first: first + 1)
+    flow.step(slug="third", depends_on=[second])(lambda second: second + 1)
+    return flow
+
+
+def _log_plans(conn: psycopg.Connection[Any]) -> list[str]:
+    """Every statement's plan from now on (nested ones too), as LOG notices."""
+    plans: list[str] = []
+    conn.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
+    conn.execute("LOAD 'auto_explain'")
+    conn.execute("SET auto_explain.log_min_duration = 0")
+    conn.execute("SET auto_explain.log_nested_statements = on")
+    conn.execute("SET client_min_messages = log")
+    return plans
+
+
+def _record(conn: psycopg.Connection[Any], tasks: list[Any]) -> None:
+    conn.execute(
+        "SELECT * FROM charter.record_outcomes(%s, %s, %s::jsonb[], %s::jsonb[], %s, %s, "
+        "%s::numeric[])",
+        (
+            [t.id for t in tasks],
+            [t.token for t in tasks],
+            [Jsonb(1)] * len(tasks),
+            [None] * len(tasks),
+            [False] * len(tasks),
+            "test-worker",
+            [0] * len(tasks),
+        ),
+    )
+
+
+def test_plans_made_on_an_empty_queue_still_read_by_key_when_it_has_grown(conn):
+    flow = chain()
+    install(conn, flow)
+    plans = _log_plans(conn)
+    # First calls on empty tables: the session makes its plans now.
+    conn.execute("SELECT charter.start_runs(%s, %s)", (flow.slug, Jsonb([{}])))
+    _record(conn, claim(conn, [flow.slug], limit=5))
+    _record(conn, claim(conn, [flow.slug], limit=5))
+
+    conn.execute(
+        "SELECT charter.start_runs(%s, %s)", (flow.slug, Jsonb([{"n": n} for n in range(4000)]))
+    )
+    plans.clear()
+    for _ in range(3):
+        _record(conn, claim(conn, [flow.slug], limit=20))
+
+    assert any("Update on tasks" in plan for plan in plans)  # the claim was seen
+    scans = [
+        table
+        for plan in plans
+        for table in re.findall(r"Seq Scan on (\w+)", plan)
+        if table in RUNTIME_TABLES
+    ]
+    assert scans == [], f"the claim or the completion scanned {sorted(set(scans))}"
