@@ -95,6 +95,7 @@ class SideEffectDelivery:
     ) -> None:
         backoff = Backoff()
         while not stopping.is_set():
+            wake.clear()  # before looking, so a wake-up during the claim is not lost
             try:
                 sent = await self.step()
             except RETRYABLE_DB_ERRORS as exc:

@@ -67,6 +67,9 @@ class DocumentsEngine:
     deliveries: SideEffectDelivery | None = None
     maintenance: Maintenance | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    # The delivery loop's own wake-up: each loop clears its event before it looks, so one
+    # loop's unread wake-up never keeps the other polling.
+    effects_wake: asyncio.Event = field(default_factory=asyncio.Event)
     _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
     _verified_at: float = -1e9
 
@@ -78,7 +81,7 @@ class DocumentsEngine:
         self.maintenance = Maintenance(self.store)
         loops = [
             asyncio.create_task(
-                self.deliveries.run(stopping, self.wake, self.poll_interval),
+                self.deliveries.run(stopping, self.effects_wake, self.poll_interval),
                 name="charter-side-effects",
             ),
             asyncio.create_task(self.maintenance.run(stopping), name="charter-maintenance"),
@@ -90,6 +93,11 @@ class DocumentsEngine:
                 loop.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
             await self.deliveries.close()
+
+    def notified(self) -> None:
+        """NOTIFY charter_events: new events, and maybe new side effects, are waiting."""
+        self.wake.set()
+        self.effects_wake.set()
 
     async def _engine_loop(self, stopping: asyncio.Event) -> None:
         backoff = Backoff()

@@ -331,7 +331,7 @@ class Worker:
                     async for note in conn.notifies():
                         if note.channel == "charter_events":
                             if self.documents is not None:
-                                self.documents.wake.set()
+                                self.documents.notified()
                         elif note.payload in self.flows:
                             self._wake.set()
             except RETRYABLE_DB_ERRORS as exc:

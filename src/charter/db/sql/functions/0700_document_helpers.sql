@@ -28,14 +28,16 @@ $$;
 -- Only the engine may act as the reserved actors or record a change as the workflow's.
 CREATE OR REPLACE FUNCTION charter._is_engine()
 RETURNS boolean
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT pg_has_role(session_user, n.nspowner, 'MEMBER')
-           OR pg_has_role(session_user, 'charter_worker', 'MEMBER')
-      FROM pg_catalog.pg_namespace AS n
-     WHERE n.nspname = 'charter'
+BEGIN
+    RETURN (SELECT pg_has_role(session_user, n.nspowner, 'MEMBER')
+                   OR pg_has_role(session_user, 'charter_worker', 'MEMBER')
+              FROM pg_catalog.pg_namespace AS n
+             WHERE n.nspname = 'charter');
+END;
 $$;
 
 -- An actor as expressions see it ({"id", "roles", "manager", "email", "phone"}): a user of
@@ -178,13 +180,15 @@ $$;
 -- The changes as {field: {"from": old, "to": new}}, for versions and the audit trail.
 CREATE OR REPLACE FUNCTION charter._field_changes(p_old jsonb, p_new jsonb)
 RETURNS jsonb
-LANGUAGE sql
+LANGUAGE plpgsql
 IMMUTABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce(jsonb_object_agg(k, jsonb_build_object('from', p_old->k, 'to', p_new->k)), '{}'::jsonb)
-      FROM (SELECT jsonb_object_keys(coalesce(p_old, '{}'::jsonb) || coalesce(p_new, '{}'::jsonb)) AS k) AS keys
-     WHERE (p_old->k) IS DISTINCT FROM (p_new->k)
+BEGIN
+    RETURN (SELECT coalesce(jsonb_object_agg(k, jsonb_build_object('from', p_old->k, 'to', p_new->k)), '{}'::jsonb)
+              FROM (SELECT jsonb_object_keys(coalesce(p_old, '{}'::jsonb) || coalesce(p_new, '{}'::jsonb)) AS k) AS keys
+             WHERE (p_old->k) IS DISTINCT FROM (p_new->k));
+END;
 $$;
 
 -- Writes one event to the outbox unless an event with its key was ever written (WF-11):
@@ -216,15 +220,14 @@ END;
 $$;
 
 -- A document as the API returns it.
+-- A SQL-standard body without a SET clause, STABLE (as jsonb_build_object of a timestamp
+-- is): PostgreSQL inlines it where it is called.
 CREATE OR REPLACE FUNCTION charter._document_json(p_document charter.documents)
 RETURNS jsonb
 LANGUAGE sql
-IMMUTABLE
-SET search_path = ''
-AS $$
-    SELECT jsonb_build_object(
-        'id', p_document.id, 'entityType', p_document.entity_type, 'orgId', p_document.org_id,
-        'version', p_document.version, 'state', p_document.state, 'data', p_document.data,
-        'amendedFrom', p_document.amended_from, 'contractVersionId', p_document.contract_version_id,
-        'createdAt', p_document.created_at, 'updatedAt', p_document.updated_at)
-$$;
+STABLE
+RETURN jsonb_build_object(
+    'id', p_document.id, 'entityType', p_document.entity_type, 'orgId', p_document.org_id,
+    'version', p_document.version, 'state', p_document.state, 'data', p_document.data,
+    'amendedFrom', p_document.amended_from, 'contractVersionId', p_document.contract_version_id,
+    'createdAt', p_document.created_at, 'updatedAt', p_document.updated_at);

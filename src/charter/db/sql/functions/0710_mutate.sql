@@ -4,11 +4,12 @@
 -- read in the write path, so they hold when no engine runs.
 CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_document charter.documents)
 RETURNS text
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce(
+BEGIN
+    RETURN coalesce(
         (SELECT (ARRAY['editable', 'amend_only', 'locked'])[max(
                     CASE v.compiled #>> ARRAY['editWindows', n.node]
                         WHEN 'editable' THEN 1 WHEN 'amend_only' THEN 2 WHEN 'locked' THEN 3 END)]
@@ -19,7 +20,8 @@ AS $$
             AND i.status IN ('running', 'paused')),
         (SELECT s->>'editWindow' FROM jsonb_array_elements(p_contract->'states') AS s
           WHERE s->>'id' = p_document.state),
-        'locked')
+        'locked');
+END;
 $$;
 
 -- The one write path of business documents (seed 002 K-01). In one transaction: lock the
@@ -53,6 +55,9 @@ RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_org       text := charter._acting_org(p_org_id);

@@ -2,14 +2,12 @@
 -- variables and template rendering over a compiled effective workflow.
 
 -- WF-02: the idempotency key of one node dispatch: (instance, node, token, entity version).
+-- A SQL-standard body, no SET clause and STABLE (as convert_to is): PostgreSQL inlines it.
 CREATE OR REPLACE FUNCTION charter._instance_key(p_run text, p_node text, p_token text, p_version integer)
 RETURNS text
 LANGUAGE sql
-IMMUTABLE
-SET search_path = ''
-AS $$
-    SELECT encode(sha256(convert_to(p_run || '|' || p_node || '|' || p_token || '|' || p_version, 'UTF8')), 'hex')
-$$;
+STABLE
+RETURN encode(sha256(convert_to(p_run || '|' || p_node || '|' || p_token || '|' || p_version, 'UTF8')), 'hex');
 
 -- Every node reachable from p_from over forward (non-loop) edges, p_from included.
 CREATE OR REPLACE FUNCTION charter._reachable(p_wf jsonb, p_from text)
@@ -30,15 +28,15 @@ AS $$
 $$;
 
 -- A node's outgoing edges in evaluation order (priority, id), as stored in the adjacency.
+-- A SQL-standard body without a SET clause: PostgreSQL inlines it into the query using it.
 CREATE OR REPLACE FUNCTION charter._out_edges(p_wf jsonb, p_node text)
 RETURNS TABLE (edge_id text, edge jsonb, n bigint)
 LANGUAGE sql
 IMMUTABLE
-SET search_path = ''
-AS $$
+BEGIN ATOMIC
     SELECT a.edge, p_wf #> ARRAY['edgesById', a.edge], a.n
-      FROM jsonb_array_elements_text(coalesce(p_wf #> ARRAY['adjacency', p_node], '[]')) WITH ORDINALITY AS a(edge, n)
-$$;
+      FROM jsonb_array_elements_text(coalesce(p_wf #> ARRAY['adjacency', p_node], '[]')) WITH ORDINALITY AS a(edge, n);
+END;
 
 -- The edge out of p_from that leads to p_to: directly, or through the body slot attached
 -- between them (p_from → slot:in … slot:out → p_to).

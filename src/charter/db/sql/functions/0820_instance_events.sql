@@ -10,6 +10,11 @@ RETURNS TABLE (created_at timestamptz, id bigint)
 LANGUAGE sql
 SECURITY DEFINER
 SET search_path = ''
+-- The claimed events are updated by key, one by one: a hash or merge join would read the
+-- whole outbox to update the few claimed (the planner cannot know how few LIMIT keeps).
+SET enable_seqscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $$
     WITH candidates AS (
         SELECT e.created_at, e.id FROM charter.document_events AS e
@@ -39,6 +44,9 @@ RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_ref     jsonb;
@@ -100,14 +108,16 @@ $$;
 -- type, else the bare envelope of the document's contract.
 CREATE OR REPLACE FUNCTION charter._instance_version(p_org_id text, p_document charter.documents)
 RETURNS text
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce(
+BEGIN
+    RETURN coalesce(
         (SELECT w.current_version_id FROM charter.workflows AS w
           WHERE w.slug = format('effective:%s:%s', p_org_id, p_document.entity_type)),
-        p_document.contract_version_id)
+        p_document.contract_version_id);
+END;
 $$;
 
 -- Starts a document's instance: a run of the execution core with a readiness row per node,

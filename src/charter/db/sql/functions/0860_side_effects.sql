@@ -45,6 +45,9 @@ RETURNS SETOF jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_stuck charter.side_effects;
@@ -144,6 +147,9 @@ RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_effect charter.side_effects;
