@@ -58,3 +58,23 @@ CREATE POLICY org_isolation ON charter.approval_delegations
 ALTER TABLE charter.org_secrets ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.org_secrets
     USING (org_id = current_setting('charter.org_id', true));
+
+-- The flow runtime (migration 0021).
+ALTER TABLE charter.runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.runs
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.step_states ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.step_states
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.inbox ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.inbox
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.tasks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.tasks
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.step_executions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.step_executions
+    USING (org_id = current_setting('charter.org_id', true));
+ALTER TABLE charter.step_receipts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.step_receipts
+    USING (org_id = current_setting('charter.org_id', true));
