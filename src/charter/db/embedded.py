@@ -121,6 +121,11 @@ def ensure_running(
     port = port if port is not None else configured_port()
     with _start_lock(data_dir):
         server = _running_server(data_dir)
+        if server is not None and _installation_removed(server.pid):
+            # Started by an installation that is gone (a deleted virtualenv, say): it can no
+            # longer load its own libraries, so it is stopped and started again from ours.
+            _pg_ctl(data_dir, ["-m", "fast", "-w", "-t", str(_START_TIMEOUT_S), "stop"])
+            server = None
         if server is not None:
             if port is not None and not (server.tcp and server.port == port):
                 raise EmbeddedPortMismatchError(_port_mismatch_message(server, port, asked_by))
@@ -183,6 +188,15 @@ def _running_server(data_dir: Path) -> EmbeddedServer | None:
         pid=int(lines[0]),
         version=(data_dir / "PG_VERSION").read_text().strip(),
     )
+
+
+def _installation_removed(pid: int) -> bool:
+    """True when the server's executable has been deleted since it started. (Where /proc
+    does not tell, or tells only its owner, the server is taken as it is.)"""
+    try:
+        return os.readlink(f"/proc/{pid}/exe").endswith(" (deleted)")
+    except OSError:
+        return False
 
 
 def process_alive(pid: int) -> bool:
