@@ -54,6 +54,25 @@ BEGIN
 END;
 $$;
 
+-- Each step of a version with the number of dependencies it waits for, and $end with the
+-- number of steps nothing depends on: the readiness rows a new run starts with. (A
+-- SQL-standard body without a SET clause: inlined into start_run's cached statement.)
+CREATE OR REPLACE FUNCTION charter._step_requirements(p_version_id text)
+RETURNS TABLE (slug text, required integer)
+LANGUAGE sql
+STABLE
+BEGIN ATOMIC
+    SELECT s.slug, (SELECT count(*) FROM charter.flow_step_deps AS d
+                     WHERE d.version_id = s.version_id AND d.step_slug = s.slug)::integer
+      FROM charter.flow_steps AS s WHERE s.version_id = p_version_id
+    UNION ALL
+    SELECT '$end', count(*)::integer
+      FROM charter.flow_steps AS s
+     WHERE s.version_id = p_version_id
+       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                        WHERE d.version_id = s.version_id AND d.dep_slug = s.slug);
+END;
+
 -- Starts a run of the flow's current version: the run row, one readiness row per step (and
 -- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
 -- the same id with the same flow and input returns the existing run; with another flow or
@@ -130,16 +149,8 @@ BEGIN
     END IF;
 
     INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
-    SELECT v_run_id, s.slug, p_org_id,
-           (SELECT count(*) FROM charter.flow_step_deps AS d
-             WHERE d.version_id = s.version_id AND d.step_slug = s.slug)
-      FROM charter.flow_steps AS s WHERE s.version_id = v_version_id
-    UNION ALL
-    SELECT v_run_id, '$end', p_org_id, count(*)
-      FROM charter.flow_steps AS s
-     WHERE s.version_id = v_version_id
-       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
-                        WHERE d.version_id = s.version_id AND d.dep_slug = s.slug);
+    SELECT v_run_id, s.slug, p_org_id, s.required
+      FROM charter._step_requirements(v_version_id) AS s;
 
     FOR v_step IN
         SELECT s.step_slug FROM charter.step_states AS s

@@ -121,25 +121,6 @@ AS $$
                            FROM charter.workflow_versions AS v WHERE v.id = p_version_id), false)
 $$;
 
--- Each step of a version with the number of dependencies it waits for, and $end with the
--- number of steps nothing depends on: the readiness rows a new run starts with.
-CREATE OR REPLACE FUNCTION charter._step_requirements(p_version_id text)
-RETURNS TABLE (slug text, required integer)
-LANGUAGE sql
-STABLE
-SET search_path = ''
-AS $$
-    SELECT s.slug, (SELECT count(*) FROM charter.flow_step_deps AS d
-                     WHERE d.version_id = s.version_id AND d.step_slug = s.slug)::integer
-      FROM charter.flow_steps AS s WHERE s.version_id = p_version_id
-    UNION ALL
-    SELECT '$end', count(*)::integer
-      FROM charter.flow_steps AS s
-     WHERE s.version_id = p_version_id
-       AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
-                        WHERE d.version_id = s.version_id AND d.dep_slug = s.slug)
-$$;
-
 -- The steps a run of the version starts with, and how their tasks are queued.
 CREATE OR REPLACE FUNCTION charter._first_steps(p_version_id text)
 RETURNS TABLE (slug text, max_attempts integer, start_delay integer, priority smallint)
