@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import conninfo
@@ -175,20 +176,11 @@ def _throughput(
     peak = 0.0
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            while conn.execute(
-                "SELECT count(*) FROM charter.runs WHERE workflow_slug = %s AND status = 'running'",
-                (flow,),
-            ).fetchone()[0]:
+            while _running(conn, flow):
                 peak = max(peak, *(_peak_mb(p.pid) for p in procs))
                 time.sleep(0.2)
             peak = max(peak, *(_peak_mb(p.pid) for p in procs))
-            # The window: from the first claim to the last completion, as the database saw it.
-            seconds = conn.execute(
-                "SELECT extract(epoch FROM max(r.finished_at) - min(e.started_at)) "
-                "FROM charter.runs r JOIN charter.step_executions e ON e.run_id = r.id "
-                "WHERE r.workflow_slug = %s",
-                (flow,),
-            ).fetchone()[0]
+            seconds = _claim_to_completion_seconds(conn, flow)
             conn.execute("SELECT charter.delete_flow_and_data(%s)", (flow,))
             deploy_flow(conn, getattr(bench_flows, flow.removeprefix("bench_")))
     finally:
@@ -197,6 +189,27 @@ def _throughput(
         for proc in procs:
             proc.wait(30)
     return float(seconds), peak
+
+
+def _running(conn: psycopg.Connection[Any], flow: str) -> int:
+    """How many runs of ``flow`` are still running."""
+    row = conn.execute(
+        "SELECT count(*) FROM charter.runs WHERE workflow_slug = %s AND status = 'running'",
+        (flow,),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _claim_to_completion_seconds(conn: psycopg.Connection[Any], flow: str) -> float:
+    """The window of ``flow``'s runs: from the first claim to the last completion, as the
+    database saw it."""
+    row = conn.execute(
+        "SELECT extract(epoch FROM max(r.finished_at) - min(e.started_at)) "
+        "FROM charter.runs r JOIN charter.step_executions e ON e.run_id = r.id "
+        "WHERE r.workflow_slug = %s",
+        (flow,),
+    ).fetchone()
+    return float(row[0]) if row else 0.0
 
 
 def _peak_mb(pid: int) -> float:

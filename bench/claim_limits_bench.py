@@ -27,7 +27,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_flows  # noqa: E402
-from bench import _admin_url, _fresh_database, _workers  # noqa: E402
+from bench import (  # noqa: E402
+    _admin_url,
+    _claim_to_completion_seconds,
+    _fresh_database,
+    _running,
+    _workers,
+)
 
 from charter import migrate  # noqa: E402
 from charter.db import connection  # noqa: E402
@@ -93,17 +99,9 @@ def _runs_per_second(url: str, flow: str, priority: str | None, count: int) -> f
         _queue(conn, flow, priority, count)
         procs = _workers(url, 1, 32)
         try:
-            while conn.execute(
-                "SELECT count(*) FROM charter.runs WHERE workflow_slug = %s AND status = 'running'",
-                (flow,),
-            ).fetchone()[0]:
+            while _running(conn, flow):
                 time.sleep(0.2)
-            seconds = conn.execute(
-                "SELECT extract(epoch FROM max(r.finished_at) - min(e.started_at)) "
-                "FROM charter.runs r JOIN charter.step_executions e ON e.run_id = r.id "
-                "WHERE r.workflow_slug = %s",
-                (flow,),
-            ).fetchone()[0]
+            seconds = _claim_to_completion_seconds(conn, flow)
         finally:
             for proc in procs:
                 proc.terminate()
