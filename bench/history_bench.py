@@ -23,6 +23,7 @@ from bench import (
     _admin_url,
     _fresh_database,
     _peak_mb,
+    _running,
     _workers,
 )
 
@@ -64,10 +65,7 @@ def _measure(url: str, args: argparse.Namespace) -> float:
     procs = _workers(url, args.workers, args.concurrency)
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            while conn.execute(
-                "SELECT count(*) FROM charter.runs WHERE workflow_slug = %s AND status = 'running'",
-                (flow,),
-            ).fetchone()[0]:
+            while _running(conn, flow):
                 time.sleep(0.2)
             seconds = conn.execute(
                 "SELECT extract(epoch FROM max(e.finished_at) - min(e.started_at)) "
@@ -111,28 +109,28 @@ _SEED = [
                                 created_at, finished_at, updated_at)
        SELECT 'h-' || n, 'bench_chain3', %(v)s, 'completed', jsonb_build_object('n', n),
               '{"third": 3}', now() - interval '1 hour', now() - interval '1 hour', now()
-         FROM generate_series(%(start)s, %(stop)s) AS n""",
+         FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n""",
     f"""INSERT INTO charter.step_states (run_id, step_slug, status, required, arrivals,
                                         initial_tasks, remaining_tasks, ready_at, completed_at)
         SELECT 'h-' || n, s.slug, 'completed', least(s.i, 1), least(s.i, 1), 1, 0,
                now() - interval '1 hour', now() - interval '1 hour'
-          FROM generate_series(%(start)s, %(stop)s) AS n CROSS JOIN {_STEPS}
+          FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n CROSS JOIN {_STEPS}
         UNION ALL
         SELECT 'h-' || n, '$end', 'completed', 1, 1, NULL, NULL, NULL, now() - interval '1 hour'
-          FROM generate_series(%(start)s, %(stop)s) AS n""",
+          FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n""",
     f"""INSERT INTO charter.step_receipts (run_id, idempotency_key, created_at)
         SELECT 'h-' || n, charter._idempotency_key('h-' || n, s.slug, 0), now() - interval '1 hour'
-          FROM generate_series(%(start)s, %(stop)s) AS n CROSS JOIN {_STEPS}""",
+          FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n CROSS JOIN {_STEPS}""",
     f"""INSERT INTO charter.step_executions (created_at, run_id, step_slug, attempt, status,
                                             terminal, idempotency_key, worker_id, started_at,
                                             finished_at, output)
         SELECT now() - interval '1 hour', 'h-' || n, s.slug, 1, 'completed', true,
                charter._idempotency_key('h-' || n, s.slug, 0), 'seed',
                now() - interval '1 hour', now() - interval '1 hour', to_jsonb(s.i + 1)
-          FROM generate_series(%(start)s, %(stop)s) AS n CROSS JOIN {_STEPS}""",
+          FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n CROSS JOIN {_STEPS}""",
     """INSERT INTO charter.inbox (run_id, target_step, source_step, value, created_at)
        SELECT 'h-' || n, e.target, e.source, e.value, now() - interval '1 hour'
-         FROM generate_series(%(start)s, %(stop)s) AS n
+         FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n
         CROSS JOIN (VALUES ('second', 'first', '1'::jsonb), ('third', 'second', '2'::jsonb))
                    AS e(target, source, value)""",
 ]
