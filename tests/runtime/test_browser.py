@@ -83,22 +83,26 @@ def _sign_in(browser: Any, server: str, key: str) -> None:
 
 def _present(browser: Any, selector: str) -> Any:
     """The element, once the page that has it has loaded (never one of the page before)."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, 10).until(
+    return WebDriverWait(browser, 10, ignored_exceptions=[WebDriverException]).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, selector))
     )
 
 
 def _shows(browser: Any, selector: str, text: str) -> None:
     """Waits until the page's first ``selector`` element contains ``text``."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(browser, 10).until(
+    # While the page is being replaced, Chromium may answer for an element of the old
+    # document ("Node with given id does not belong to the document"): look again.
+    WebDriverWait(browser, 10, ignored_exceptions=[WebDriverException]).until(
         expected_conditions.text_to_be_present_in_element((By.CSS_SELECTOR, selector), text)
     )
 
