@@ -92,6 +92,18 @@ SELECT task_id, outcome
                                %(permanent)s, %(worker_id)s, %(costs)s::numeric[],
                                %(directives)s::jsonb[]);
 
+-- name: record_outcomes_and_claim
+-- record_outcomes, then claim_tasks for the slots the group freed, in one transaction; the
+-- claimed tasks come back as claim_tasks's do.
+SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
+       idempotency_key, timeout_seconds,
+       jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item,
+                          'resume', resume)::text AS payload
+  FROM charter.record_outcomes_and_claim(
+           %(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(errors)s::jsonb[], %(permanent)s,
+           %(worker_id)s, %(costs)s::numeric[], %(directives)s::jsonb[],
+           %(versions)s, %(limit)s, %(lease_seconds)s);
+
 -- name: extend_leases
 SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
 

@@ -1,4 +1,5 @@
--- Completes one claimed task: the single completion transaction of seed 004. Under the
+-- Completes one claimed task: the single completion transaction of seed 004, for the
+-- tasks record_outcomes does not record set-based (map and wait_event steps, directives). Under the
 -- run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'), receipt
 -- first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row (WF-09),
 -- then the effects. The task row is deleted: the queue holds only work still to do. A map task's result goes to its step's inbox at its index; the last
@@ -81,6 +82,8 @@ BEGIN
 END;
 $$;
 
+-- One task's completion: a group of one (record_outcomes), so it takes the same path as a
+-- worker's groups.
 CREATE OR REPLACE FUNCTION charter.complete_task(
     p_task_id bigint,
     p_token uuid,
@@ -89,12 +92,15 @@ CREATE OR REPLACE FUNCTION charter.complete_task(
     p_cost numeric DEFAULT 0
 )
 RETURNS text
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._complete_one(p_task_id, p_token, coalesce(p_output, 'null'::jsonb), p_worker_id,
-                                 p_cost)
+BEGIN
+    RETURN (SELECT o.outcome FROM charter.record_outcomes(
+        ARRAY[p_task_id], ARRAY[p_token], ARRAY[coalesce(p_output, 'null'::jsonb)],
+        NULL::jsonb[], NULL::boolean[], p_worker_id, ARRAY[coalesce(p_cost, 0)]) AS o);
+END;
 $$;
 
 -- Group completion: several finished tasks in one transaction (one commit for all), as

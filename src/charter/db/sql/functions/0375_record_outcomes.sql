@@ -1,7 +1,8 @@
 -- A worker's group of finished attempts in one call and one transaction: each item is a
 -- completion (p_errors[i] null: p_outputs[i] is the output) or a failure. All the runs of
--- the group are locked in one order, run id then task id, so two workers recording
--- overlapping groups — completions and failures mixed — cannot deadlock. Returns each
+-- the group are locked first, in run id order, so two workers recording overlapping
+-- groups — completions and failures mixed — cannot deadlock. Plain completions are
+-- recorded together (_record_completions), the others one by one. Returns each
 -- task's outcome: completed | retrying | failed | stale, or for a completion with a
 -- directive (see _complete_directed) rescheduled | waiting.
 CREATE OR REPLACE FUNCTION charter.record_outcomes(
@@ -27,24 +28,51 @@ SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_item record;
+    v_order    integer[];
+    v_plain    integer[];
+    v_runs     text[];      -- the group's runs, in the order they are locked
+    v_ids      bigint[];
+    v_tokens   uuid[];
+    v_outcomes text[];
+    v_at       integer;
+    i          integer;
 BEGIN
-    FOR v_item IN
-        SELECT u.id, u.token, u.output, u.error, u.permanent, u.cost, u.directive
-          FROM unnest(p_task_ids, p_tokens, p_outputs, p_errors, p_permanent, p_costs, p_directives)
-               AS u(id, token, output, error, permanent, cost, directive)
-          LEFT JOIN charter.tasks AS t ON t.id = u.id
-         ORDER BY t.run_id, u.id
-    LOOP
-        task_id := v_item.id;
-        IF v_item.error IS NULL THEN
-            outcome := charter._complete_one(v_item.id, v_item.token,
-                                             coalesce(v_item.output, 'null'::jsonb), p_worker_id,
-                                             coalesce(v_item.cost, 0), v_item.directive);
+    -- The group's items in run order (tasks already gone sort last), and its runs locked
+    -- in that order before anything is written.
+    SELECT array_agg(u.ord ORDER BY t.run_id, u.id, u.ord),
+           array_agg(u.ord) FILTER (WHERE p_errors[u.ord] IS NULL AND p_directives[u.ord] IS NULL),
+           array_agg(DISTINCT t.run_id ORDER BY t.run_id) FILTER (WHERE t.run_id IS NOT NULL)
+      INTO v_order, v_plain, v_runs
+      FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
+      LEFT JOIN charter.tasks AS t ON t.id = u.id;
+    PERFORM pg_advisory_xact_lock(charter._lock_key('run', l.run_id))
+       FROM unnest(v_runs) WITH ORDINALITY AS l(run_id, n) ORDER BY l.n;
+
+    -- Plain completions set-based (see _record_completions); the rest one at a time.
+    IF v_plain IS NOT NULL THEN
+        SELECT array_agg(c.task_id), array_agg(c.token), array_agg(c.outcome)
+          INTO v_ids, v_tokens, v_outcomes
+          FROM charter._record_completions(
+                   ARRAY(SELECT p_task_ids[o] FROM unnest(v_plain) AS o),
+                   ARRAY(SELECT p_tokens[o] FROM unnest(v_plain) AS o),
+                   ARRAY(SELECT p_outputs[o] FROM unnest(v_plain) AS o),
+                   ARRAY(SELECT p_costs[o] FROM unnest(v_plain) AS o),
+                   p_worker_id) AS c;
+    END IF;
+    FOREACH i IN ARRAY v_order LOOP
+        task_id := p_task_ids[i];
+        v_at := array_position(v_ids, task_id);
+        IF v_at IS NOT NULL AND v_tokens[v_at] = p_tokens[i] THEN
+            outcome := v_outcomes[v_at];
+            v_ids[v_at] := NULL;  -- the same task and token again in the group: stale
+        ELSIF p_errors[i] IS NULL THEN
+            outcome := charter._complete_one(task_id, p_tokens[i],
+                                             coalesce(p_outputs[i], 'null'::jsonb), p_worker_id,
+                                             coalesce(p_costs[i], 0), p_directives[i]);
         ELSE
-            outcome := charter._fail_one(v_item.id, v_item.token, v_item.error,
-                                         coalesce(v_item.permanent, false), p_worker_id,
-                                         coalesce(v_item.cost, 0));
+            outcome := charter._fail_one(task_id, p_tokens[i], p_errors[i],
+                                         coalesce(p_permanent[i], false), p_worker_id,
+                                         coalesce(p_costs[i], 0));
         END IF;
         RETURN NEXT;
     END LOOP;

@@ -15,7 +15,7 @@ GRANT USAGE ON SCHEMA charter TO charter_worker, charter_app;
 GRANT EXECUTE ON FUNCTION
     charter.register_worker, charter.refresh_worker_versions, charter.claim_tasks,
     charter.complete_task, charter.complete_tasks, charter.fail_task, charter.fail_tasks,
-    charter.record_outcomes,
+    charter.record_outcomes, charter.record_outcomes_and_claim,
     charter.extend_leases, charter.worker_stopped, charter.ensure_partitions,
     charter.check_flow, charter.schema_state, charter.version_artifacts,
     charter.mutate, charter.amend_document, charter.get_document, charter.current_definition,
