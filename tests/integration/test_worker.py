@@ -53,6 +53,47 @@ def test_a_slot_frees_as_soon_as_its_task_finishes(db_url):
     assert max(finished.values()) < slow  # the fast ones did not wait for the slow one
 
 
+def test_a_worker_never_runs_more_than_its_concurrency_while_claiming_with_its_results(db_url):
+    """Both the claim loop and each group's completion claim tasks: together they never fill
+    more slots than the worker has, and every chain still reaches its end."""
+    flow = Flow("crowd")
+    lock = threading.Lock()
+    running = [0]
+    most = [0]
+
+    def busy() -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.002)
+        with lock:
+            running[0] -= 1
+
+    @flow.step
+    def one(run: int) -> int:
+        busy()
+        return run
+
+    @flow.step(depends_on=[one])
+    def two(one: int) -> int:
+        busy()
+        return one + 1
+
+    @flow.step(depends_on=[two])
+    def three(two: int) -> int:
+        busy()
+        return two + 1
+
+    with running_worker(db_url, flow, concurrency=3) as worker, Client(db_url) as client:
+        run_ids = client.start_many(flow, list(range(60)))
+        runs = [client.wait(run_id, timeout=60) for run_id in run_ids]
+    # Once stopped (a claim may be in flight while it serves), every slot is free again: no
+    # reservation was lost.
+    assert worker.free_slots == 3
+    assert [r.output for r in runs] == [{"three": n + 2} for n in range(60)]
+    assert most[0] <= 3
+
+
 def test_a_step_that_overruns_its_timeout_is_failed_and_retried(db_url):
     flow = Flow("timeouts", max_attempts=2, base_delay=0)
     seen = []

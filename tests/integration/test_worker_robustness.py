@@ -59,11 +59,13 @@ def test_an_error_while_recording_is_logged_the_attempt_failed_and_the_loop_goes
     real_record = Completer.record
     injected = []
 
-    async def record_once_broken(self, batch):
-        if not injected:
-            injected.append(len(batch))
+    async def record_once_broken(self, batch, *, claim=False):
+        # The group fails with its claim and again alone (a claim that failed is not
+        # held against the results): the first two calls.
+        if len(injected) < 2:
+            injected.append((len(batch), claim))
             raise RuntimeError("injected completion failure")
-        return await real_record(self, batch)
+        return await real_record(self, batch, claim=claim)
 
     monkeypatch.setattr(Completer, "record", record_once_broken)
     flow = Flow("recorded", max_attempts=2, base_delay=0)
@@ -81,7 +83,7 @@ def test_an_error_while_recording_is_logged_the_attempt_failed_and_the_loop_goes
         while worker.completed < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert worker.completed == 2
-    assert injected == [1]
+    assert injected == [(1, True), (1, False)]
     assert "injected completion failure" in caplog.text
     assert first.status == "completed" and second.status == "completed"
     with psycopg.connect(db_url) as conn:

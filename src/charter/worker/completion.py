@@ -2,7 +2,9 @@
 
 Outcomes queue up while handlers run; the completion loop takes everything queued and
 records it in one call and one transaction (``record_outcomes``, which locks the group's
-runs in one order, so two workers cannot deadlock). A lost connection is
+runs in one order, so two workers cannot deadlock). The same transaction claims tasks for
+the slots free by then (``record_outcomes_and_claim``): a chain's next step is claimed as
+its predecessor is recorded, and a busy worker commits once per group. A lost connection is
 retried with backoff. Any other error is logged and narrowed down: a batch is retried one
 outcome at a time, and an outcome the database refuses fails its attempt with the reason,
 so one bad result never holds up the others and the loop never dies.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg_pool import PoolTimeout
@@ -36,6 +38,15 @@ RETRYABLE_DB_ERRORS = (
 )
 
 
+class Refill(Protocol):
+    """The worker's side of claiming with a group: the claim's parameters for the slots free
+    now (reserved until ``refilled``), or None when it should claim nothing."""
+
+    def reserve(self) -> dict[str, Any] | None: ...
+
+    def refilled(self, claim: dict[str, Any], rows: list[dict[str, Any]]) -> None: ...
+
+
 class Completer:
     def __init__(
         self,
@@ -44,6 +55,7 @@ class Completer:
         batch_size: int,
         stopping: asyncio.Event,
         on_recorded: Callable[[], None],
+        refill: Refill | None = None,
     ) -> None:
         self.store = store
         self.worker_id = worker_id
@@ -53,6 +65,12 @@ class Completer:
         self.failed = 0
         self._stopping = stopping
         self._on_recorded = on_recorded
+        self._refill = refill
+
+    @property
+    def pending(self) -> bool:
+        """Outcomes wait to be recorded: their group will claim for the slots they freed."""
+        return not self.queue.empty()
 
     async def put(self, outcome: Outcome) -> None:
         await self.queue.put(outcome)
@@ -77,22 +95,24 @@ class Completer:
                 else:
                     batch.append(item)
             if batch:
+                claimed = False
                 try:
-                    await self._flush(batch)
+                    claimed = await self._flush(batch)
                 except Exception:
                     log.exception(
                         "could not record %d results; their tasks come back when their "
                         "leases expire",
                         len(batch),
                     )
-                self._on_recorded()
+                if not claimed:  # else it claimed whatever its group queued already
+                    self._on_recorded()
 
-    async def _flush(self, batch: list[Outcome]) -> None:
+    async def _flush(self, batch: list[Outcome], *, claim: bool = True) -> bool:
+        """Records the group, claiming with it if it may; True if it did claim."""
         backoff = Backoff()
         while True:
             try:
-                await self.record(batch)
-                return
+                return await self.record(batch, claim=claim)
             except RETRYABLE_DB_ERRORS as exc:
                 if self._stopping.is_set() and backoff.attempts >= 5:
                     log.warning(
@@ -100,42 +120,63 @@ class Completer:
                         "when their leases expire",
                         len(batch),
                     )
-                    return
+                    return False
                 await backoff.sleep("recording results", exc, None)
             except Exception as exc:
+                if claim:  # the claim may be what failed: record the group alone first
+                    claim = False
+                    continue
                 if len(batch) > 1:
                     # One bad result must not hold up the others: record them one by one.
                     for outcome in batch:
-                        await self._flush([outcome])
-                    return
+                        await self._flush([outcome], claim=False)
+                    return False
                 await self._reject(batch[0], exc)
-                return
+                return False
 
-    async def record(self, batch: list[Outcome]) -> None:
+    async def record(self, batch: list[Outcome], *, claim: bool = False) -> bool:
+        """Records the group; with ``claim``, also claims tasks for the worker's free slots
+        (True if it did)."""
         done = [o for o in batch if o.succeeded]
         failed = [o for o in batch if not o.succeeded]
-        await self.store.execute(
-            _call(
-                "record_outcomes",
-                {
-                    "task_ids": [o.task.id for o in batch],
-                    "tokens": [o.task.token for o in batch],
-                    "outputs": [o.output for o in batch],
-                    "errors": [None if o.succeeded else json_text(o.error, "error") for o in batch],
-                    "permanent": [o.permanent for o in batch],
-                    "worker_id": self.worker_id,
-                    "costs": [o.cost for o in batch],
-                    "directives": [
-                        None if o.directive is None else json_text(o.directive, "directive")
-                        for o in batch
-                    ],
-                },
-            )
-        )
+        params = self._params(batch)
+        refiller = self._refill if claim else None
+        refill = refiller.reserve() if refiller else None
+        if refiller is None or refill is None:
+            await self.store.execute(_call("record_outcomes", params))
+        else:
+            rows: list[dict[str, Any]] = []
+            try:
+                rows = await self.store.execute(
+                    Call[list[Any]](
+                        "record_outcomes_and_claim",
+                        params | refill,
+                        list,
+                        dicts=True,
+                        what="recording results and claiming tasks",
+                    )
+                )
+            finally:
+                refiller.refilled(refill, rows)
         self.completed += len(done)
         self.failed += len(failed)
         for outcome in batch:
             log_outcome(outcome, self.worker_id)
+        return refill is not None
+
+    def _params(self, batch: list[Outcome]) -> dict[str, Any]:
+        return {
+            "task_ids": [o.task.id for o in batch],
+            "tokens": [o.task.token for o in batch],
+            "outputs": [o.output for o in batch],
+            "errors": [None if o.succeeded else json_text(o.error, "error") for o in batch],
+            "permanent": [o.permanent for o in batch],
+            "worker_id": self.worker_id,
+            "costs": [o.cost for o in batch],
+            "directives": [
+                None if o.directive is None else json_text(o.directive, "directive") for o in batch
+            ],
+        }
 
     async def _reject(self, outcome: Outcome, exc: Exception) -> None:
         """The database (or charter) could not record this outcome: fail the attempt with the

@@ -140,7 +140,9 @@ class Executor:
         self.running_async.setdefault(code, []).append(task)
         started = time.monotonic()
         try:
-            result = await asyncio.wait_for(_guarded(step.handler(**kwargs)), task.timeout)
+            # Runs in this task (asyncio.wait_for would wrap it in one more).
+            async with asyncio.timeout(task.timeout):
+                result = await _guarded(step.handler(**kwargs))
         except TimeoutError:
             raise HandlerTimeout(_timeout_message(task)) from None
         finally:
@@ -165,7 +167,8 @@ class Executor:
         call = functools.partial(_call_in_thread, step.handler, kwargs)
         future = loop.run_in_executor(self.threads, call)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), task.timeout)
+            async with asyncio.timeout(task.timeout):
+                return await asyncio.shield(future)
         except TimeoutError:
             self.overrunning += 1
             log.warning(

@@ -94,6 +94,7 @@ class Worker:
         )
         self._shapes = Jsonb({slug: extract_flow_shape(flow) for slug, flow in self.flows.items()})
         self._inflight: dict[int, tuple[Task, asyncio.Task[None]]] = {}
+        self._reserved = 0  # slots a claim in flight may fill
         self._lost: set[int] = set()
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
@@ -134,8 +135,14 @@ class Worker:
 
     @property
     def free_slots(self) -> int:
-        """Slots a claim may fill: overrunning sync handlers still hold theirs."""
-        return self.settings.concurrency - len(self._inflight) - self.executor.overrunning
+        """Slots a claim may fill: overrunning sync handlers still hold theirs, and a claim
+        in flight holds those it asked for."""
+        return (
+            self.settings.concurrency
+            - len(self._inflight)
+            - self.executor.overrunning
+            - self._reserved
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -153,7 +160,8 @@ class Worker:
             self.id,
             self.settings.completion_batch,
             self._stopping,
-            on_recorded=self._wake.set,  # successors are probably queued now
+            on_recorded=self._recorded,
+            refill=self if self.flows else None,
         )
         await self._register()
         self.ready.set()
@@ -163,16 +171,7 @@ class Worker:
             ", ".join(sorted(self.flows)) or "none",
             ", ".join(self.versions) or "none",
             self.settings.concurrency,
-            (
-                "; the documents engine"
-                + (
-                    f" with actions {', '.join(sorted(self.documents.actions))}"
-                    if self.documents.actions
-                    else ""
-                )
-                if self.documents
-                else ""
-            ),
+            self._documents_summary(),
             extra={"worker": self.id},
         )
         loops = [
@@ -263,31 +262,56 @@ class Worker:
         backoff = Backoff()
         while not self._stopping.is_set():
             free = self.free_slots
-            if free <= 0:
+            # Slots whose results wait to be recorded are the completer's to fill: it claims
+            # in the same transaction.
+            if free <= 0 or (self._completer is not None and self._completer.pending):
                 self._slot_freed.clear()
                 await self._slot_freed.wait()
                 continue
             self._wake.clear()  # before claiming, so a NOTIFY during the claim is not lost
-            wanted = min(free, self.settings.batch_size)
+            claim = self._claim_params(min(free, self.settings.batch_size))
+            rows: list[dict[str, Any]] = []
             try:
-                rows = await self._fetch(
-                    "claim_tasks",
-                    {
-                        "worker_id": self.id,
-                        "versions": self.versions,
-                        "limit": wanted,
-                        "lease_seconds": self.settings.lease_seconds,
-                    },
-                )
+                rows = await self._fetch("claim_tasks", claim)
             except RETRYABLE_DB_ERRORS as exc:
                 await backoff.sleep("claiming tasks", exc, self._stopping)
                 continue
+            finally:
+                self.refilled(claim, rows)
             backoff.reset()
-            for row in rows:
-                self._spawn(task_from_row(row))
-            if len(rows) < wanted:
+            if len(rows) < claim["limit"]:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval)
+
+    def _recorded(self) -> None:
+        """A group was recorded without claiming: its successors are probably queued, and
+        the slots it freed are the claim loop's again."""
+        self._wake.set()
+        self._slot_freed.set()
+
+    def _claim_params(self, limit: int) -> dict[str, Any]:
+        self._reserved += limit
+        return {
+            "worker_id": self.id,
+            "versions": self.versions,
+            "limit": limit,
+            "lease_seconds": self.settings.lease_seconds,
+        }
+
+    def reserve(self) -> dict[str, Any] | None:
+        """For the completer: a claim for the slots free now, reserved until refilled."""
+        limit = min(self.free_slots, self.settings.batch_size)
+        if limit <= 0 or not self.versions or self._stopping.is_set():
+            return None
+        return self._claim_params(limit)
+
+    def refilled(self, claim: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        """A claim came back (or failed, with no rows): its tasks start, its slots are free."""
+        self._reserved -= claim["limit"]
+        for row in rows:
+            self._spawn(task_from_row(row))
+        if len(rows) < claim["limit"]:
+            self._slot_freed.set()  # slots it held and did not fill: the claim loop may use them
 
     def _spawn(self, task: Task) -> None:
         running = asyncio.create_task(self._execute(task), name=f"charter-task-{task.id}")
