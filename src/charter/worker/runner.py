@@ -95,6 +95,8 @@ class Worker:
         self._shapes = Jsonb({slug: extract_flow_shape(flow) for slug, flow in self.flows.items()})
         self._inflight: dict[int, tuple[Task, asyncio.Task[None]]] = {}
         self._reserved = 0  # slots a claim in flight may fill
+        # The last claim filled every slot it asked for: more work is probably queued.
+        self._backlog = False
         self._lost: set[int] = set()
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
@@ -299,15 +301,18 @@ class Worker:
         }
 
     def reserve(self) -> dict[str, Any] | None:
-        """For the completer: a claim for the slots free now, reserved until refilled."""
+        """For the completer: a claim for the slots free now, reserved until refilled. Only
+        while there is a backlog: with none, the claim would only hold up the commit that
+        tells the callers their runs finished, and the claim loop picks up what comes next."""
         limit = min(self.free_slots, self.settings.batch_size)
-        if limit <= 0 or not self.versions or self._stopping.is_set():
+        if limit <= 0 or not self._backlog or not self.versions or self._stopping.is_set():
             return None
         return self._claim_params(limit)
 
     def refilled(self, claim: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         """A claim came back (or failed, with no rows): its tasks start, its slots are free."""
         self._reserved -= claim["limit"]
+        self._backlog = len(rows) >= claim["limit"]
         for row in rows:
             self._spawn(task_from_row(row))
         if len(rows) < claim["limit"]:

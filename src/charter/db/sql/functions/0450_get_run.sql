@@ -3,14 +3,18 @@
 -- first start, completion, output (once completed), last error (unless completed) and what
 -- a queued step waits for (an event, a time, a child run, a rate limit, a concurrency slot);
 -- its priority, its parent (a child run) and its children.
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is planned again on every call (before
+-- PostgreSQL 18), and planning this query cost several times running it; every client.wait
+-- reads its runs through here.
 CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text)
 RETURNS jsonb
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$
-    SELECT jsonb_build_object(
+BEGIN
+    RETURN (SELECT jsonb_build_object(
         'id', r.id, 'flow', r.workflow_slug, 'versionId', r.version_id, 'version', v.version,
         'status', r.status, 'input', r.input, 'output', r.output, 'error', r.error,
         'usdCost', r.usd_cost, 'createdAt', r.created_at, 'finishedAt', r.finished_at,
@@ -75,5 +79,6 @@ AS $$
              WHERE fs.version_id = r.version_id) END, '[]'::jsonb))
       FROM charter.runs AS r
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
-     WHERE r.id = p_run_id
+     WHERE r.id = p_run_id);
+END;
 $$;
