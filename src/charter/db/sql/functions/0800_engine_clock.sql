@@ -1,13 +1,18 @@
 -- charter's now(): the server's clock, moved ahead by the test clock (charter.test_clock),
 -- which only a development client may move (advance_test_clock). Timers, event timeouts,
 -- event retention and expressions' `now` read it.
+-- (PL/pgSQL, not SQL, for a plan kept per session: docs/architecture.md, Plans.)
 CREATE OR REPLACE FUNCTION charter._now()
 RETURNS timestamptz
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT now() + coalesce((SELECT c.ahead FROM charter.test_clock AS c WHERE c.id), interval '0')
+BEGIN
+    RETURN (
+        SELECT now() + coalesce((SELECT c.ahead FROM charter.test_clock AS c WHERE c.id), interval '0')
+    );
+END;
 $$;
 
 -- Moves the test clock forward. Refused unless the transaction says it comes from a
