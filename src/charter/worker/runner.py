@@ -57,11 +57,13 @@ _UPKEEP_INTERVAL_S = 3600
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    # Tasks at once. Claims and completions go in groups as large as the free slots, so a
-    # few dozen slots make each commit carry many tasks (async handlers cost nothing idle;
-    # sync ones get threads only as they need them).
-    concurrency: int = 32
-    batch_size: int = 50  # tasks claimed per query, at most the free slots
+    # Tasks at once. Claims and completions go in groups as large as the free slots, and a
+    # worker's rate is bound by its round trips, not its CPU: a couple of hundred slots make
+    # each commit carry a hundred tasks (async handlers cost nothing idle; sync ones get
+    # threads only as they need them). To spare a downstream service, give the flow a
+    # concurrency or rate limit, which hold across workers.
+    concurrency: int = 200
+    batch_size: int = 100  # tasks claimed per query, at most the free slots
     lease_seconds: int = 30
     poll_interval: float = 1.0
     grace_seconds: float = 30.0
