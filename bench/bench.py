@@ -48,7 +48,7 @@ SCENARIOS = [  # flow, steps per run, runs (full), runs (quick)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test)")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=0, help="0: the worker's default")
     args = parser.parse_args()
     admin_url = _admin_url()
     url = _fresh_database(admin_url)
@@ -152,10 +152,7 @@ def _workers(url: str, count: int, concurrency: int) -> list[subprocess.Popen[by
                 "charter",
                 "worker",
                 "bench_flows",
-                "--concurrency",
-                str(concurrency),
-                "--batch-size",
-                str(concurrency),
+                *(["--concurrency", str(concurrency)] if concurrency else []),
                 "--poll-interval",
                 "0.5",
             ],

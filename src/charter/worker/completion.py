@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import psycopg
@@ -40,9 +40,9 @@ RETRYABLE_DB_ERRORS = (
 
 class Refill(Protocol):
     """The worker's side of claiming with a group: the claim's parameters for the slots free
-    now (reserved until ``refilled``), or None when it should claim nothing."""
+    now (reserved until ``refilled``), or None when this group should claim nothing."""
 
-    def reserve(self) -> dict[str, Any] | None: ...
+    def reserve(self, outcomes: Sequence[Outcome]) -> dict[str, Any] | None: ...
 
     def refilled(self, claim: dict[str, Any], rows: list[dict[str, Any]]) -> None: ...
 
@@ -141,7 +141,7 @@ class Completer:
         failed = [o for o in batch if not o.succeeded]
         params = self._params(batch)
         refiller = self._refill if claim else None
-        refill = refiller.reserve() if refiller else None
+        refill = refiller.reserve(batch) if refiller else None
         if refiller is None or refill is None:
             await self.store.execute(_call("record_outcomes", params))
         else:

@@ -99,6 +99,13 @@ class Worker:
         self._reserved = 0  # slots a claim in flight may fill
         # The last claim filled every slot it asked for: more work is probably queued.
         self._backlog = False
+        # (flow, step) of the steps others depend on: recording one queues work at once.
+        self._leading = {
+            (slug, dependency)
+            for slug, flow in self.flows.items()
+            for step in flow.steps.values()
+            for dependency in step.dependencies
+        }
         self._lost: set[int] = set()
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
@@ -302,12 +309,18 @@ class Worker:
             "lease_seconds": self.settings.lease_seconds,
         }
 
-    def reserve(self) -> dict[str, Any] | None:
+    def reserve(self, outcomes: Sequence[Outcome]) -> dict[str, Any] | None:
         """For the completer: a claim for the slots free now, reserved until refilled. Only
-        while there is a backlog: with none, the claim would only hold up the commit that
+        when it will likely find work: while there is a backlog, or when the group completes
+        a step others depend on. Otherwise the claim would only hold up the commit that
         tells the callers their runs finished, and the claim loop picks up what comes next."""
         limit = min(self.free_slots, self.settings.batch_size)
-        if limit <= 0 or not self._backlog or not self.versions or self._stopping.is_set():
+        if limit <= 0 or not self.versions or self._stopping.is_set():
+            return None
+        if not self._backlog and not any(
+            outcome.succeeded and (outcome.task.flow, outcome.task.step) in self._leading
+            for outcome in outcomes
+        ):
             return None
         return self._claim_params(limit)
 
