@@ -1,10 +1,11 @@
 -- Completes one claimed task: the single completion transaction of seed 004, for the
--- tasks record_outcomes does not record set-based (map and wait_event steps, directives). Under the
--- run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'), receipt
--- first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row (WF-09),
--- then the effects. The task row is deleted: the queue holds only work still to do. A map task's result goes to its step's inbox at its index; the last
--- one aggregates them in index order. p_cost (what the attempt cost, e.g. a model call's
--- price) is added to the run's usd_cost. Returns 'completed' or 'stale'.
+-- tasks record_outcomes does not record set-based (map and wait_event steps, directives).
+-- Under the run's advisory lock (WF-01): fence on delivery_token + status (else 'stale'),
+-- receipt first (WF-02, WF-14; a completion already recorded is 'stale'), evidence row
+-- (WF-09), then the effects. The task row is deleted: the queue holds only work still to
+-- do. A map task's result goes to its step's inbox at its index; the last one aggregates
+-- them in index order. p_cost (what the attempt cost, e.g. a model call's price) is added
+-- to the run's usd_cost. Returns 'completed' or 'stale'.
 CREATE OR REPLACE FUNCTION charter._complete_one(
     p_task_id bigint,
     p_token uuid,
