@@ -150,3 +150,22 @@ def test_bad_inputs_and_ids_are_refused_before_anything_is_written(conn):
         ).fetchone()[0]
         == 0
     )
+
+
+def test_a_large_batch_pairs_each_id_with_its_own_input(conn):
+    install(conn, diamond("batched_large"))
+    given = [f"large-{n}" if n % 3 else None for n in range(3000)]
+    ids = conn.execute(
+        "SELECT charter.start_runs('batched_large', %s, %s::text[])",
+        (Jsonb([{"n": n} for n in range(3000)]), given),
+    ).fetchone()[0]
+    assert len(ids) == len(set(ids)) == 3000
+    assert [i for i, g in zip(ids, given, strict=True) if g is not None] == [
+        g for g in given if g is not None
+    ]  # a given id is kept where it was; None gets a fresh one
+    inputs = dict(
+        conn.execute(
+            "SELECT id, (input->>'n')::integer FROM charter.runs WHERE id = ANY (%s)", (ids,)
+        ).fetchall()
+    )
+    assert [inputs[i] for i in ids] == list(range(3000))
