@@ -2,9 +2,10 @@
 
 Nothing a handler does may stop the worker: every exception, ``SystemExit`` and
 ``KeyboardInterrupt`` included, becomes the failure of its own step. Async handlers run on
-the event loop, sync handlers in a thread pool, ``isolation="process"`` handlers in a child
-process. A sync handler that overruns its timeout cannot be interrupted: its task is
-failed, but its slot stays busy (``overrunning``) until the thread really returns, so the
+the event loop, sync handlers in the worker's threads (:mod:`charter.worker.threads`),
+``isolation="process"`` handlers in a child process. A sync handler that overruns its
+timeout cannot be interrupted: its task is failed, but its slot stays busy
+(``overrunning``) until the thread really returns, so the
 worker never claims more than it can start.
 """
 
@@ -15,7 +16,6 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from types import CodeType
 from typing import Any
 
@@ -34,6 +34,7 @@ from charter.worker.task import (
     error_record,
     plain_error,
 )
+from charter.worker.threads import HandlerThreads
 
 log = logging.getLogger("charter.worker")
 
@@ -41,7 +42,7 @@ log = logging.getLogger("charter.worker")
 class Executor:
     def __init__(self, flows: Mapping[str, Flow], concurrency: int) -> None:
         self.flows = flows
-        self.threads = ThreadPoolExecutor(concurrency, thread_name_prefix="charter-step")
+        self.threads = HandlerThreads(concurrency)
         self.overrunning = 0  # threads still running handlers whose tasks already timed out
         self.on_slot_freed: Callable[[], None] = lambda: None
         # Async handlers running now, by their code object: the watchdog names the step
@@ -163,9 +164,7 @@ class Executor:
         return result
 
     async def _call_sync(self, step: Step, task: Task, kwargs: dict[str, Any]) -> Any:
-        loop = asyncio.get_running_loop()
-        call = functools.partial(_call_in_thread, step.handler, kwargs)
-        future = loop.run_in_executor(self.threads, call)
+        future = self.threads.submit(functools.partial(_call_in_thread, step.handler, kwargs))
         try:
             async with asyncio.timeout(task.timeout):
                 return await asyncio.shield(future)
@@ -198,11 +197,11 @@ class Executor:
         self.on_slot_freed()
 
     def shutdown(self) -> None:
-        self.threads.shutdown(wait=False, cancel_futures=True)
+        self.threads.shutdown()
 
     @property
     def has_running_threads(self) -> bool:
-        return any(t.is_alive() for t in getattr(self.threads, "_threads", ()))
+        return self.threads.running > 0
 
 
 async def _guarded(awaitable: Any) -> Any:
