@@ -101,27 +101,29 @@ def _fresh_database(admin_url: str, name: str = "charter_bench") -> str:
     return conninfo.make_conninfo("", **params)
 
 
-def _pgbench(url: str, seconds: int) -> float:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS bench_counter")
-        conn.execute("CREATE TABLE bench_counter (id int PRIMARY KEY, n bigint NOT NULL)")
-        conn.execute("INSERT INTO bench_counter SELECT g, 0 FROM generate_series(1, 1000) g")
+def _pgbench(url: str, seconds: int, script: str | None = None) -> float:
+    """TPS of pgbench with 4 clients: by default the single-row UPDATE (the ceiling),
+    else ``script``."""
+    if script is None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP TABLE IF EXISTS bench_counter")
+            conn.execute("CREATE TABLE bench_counter (id int PRIMARY KEY, n bigint NOT NULL)")
+            conn.execute("INSERT INTO bench_counter SELECT g, 0 FROM generate_series(1, 1000) g")
+        script = "\\set id random(1, 1000)\nUPDATE bench_counter SET n = n + 1 WHERE id = :id;\n"
     binary = embedded.bin_dir() / "pgbench"
     if not binary.exists():
         binary = Path(shutil.which("pgbench") or "pgbench")
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-        script.write(
-            "\\set id random(1, 1000)\nUPDATE bench_counter SET n = n + 1 WHERE id = :id;\n"
-        )
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as file:
+        file.write(script)
     try:
         out = subprocess.run(
-            [str(binary), "-n", "-c", "4", "-j", "2", "-T", str(seconds), "-f", script.name, url],
+            [str(binary), "-n", "-c", "4", "-j", "2", "-T", str(seconds), "-f", file.name, url],
             capture_output=True,
             text=True,
             check=True,
         ).stdout
     finally:
-        os.unlink(script.name)
+        os.unlink(file.name)
     match = re.search(r"tps = ([\d.]+)", out)
     assert match, out
     return float(match.group(1))

@@ -8,7 +8,9 @@ million documents (each with its first version and audit row, written in bulk), 
 measures, beside pgbench's single-row UPDATE on the same server:
 
 * mutations/s of `documents.update` and of `documents.transition` (submit, then reject back
-  to draft), from 4 threads each working on its own documents through one Client;
+  to draft), from 4 client processes each working on its own documents, as pgbench runs 4
+  clients; then from 4 threads of one process sharing one Client, for what one Python
+  process gets; and `mutate()` called by pgbench's own 4 clients, the SQL's share alone;
 * the latency of one `update` (p50, p95) from a single thread with nothing else running;
 * use case A's fast lane end to end (seed 002): small invoices from a trusted vendor created
   and submitted from 4 threads while two in-process workers run the documents engine, which
@@ -19,11 +21,13 @@ measures, beside pgbench's single-row UPDATE on the same server:
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -62,13 +66,26 @@ def main() -> int:
         print(f"loaded {args.documents:,} documents in {loaded:.0f}s")
         tps = _pgbench(url, seconds=int(args.seconds))
         print(f"pgbench single-row UPDATE, -c 4 -j 2: {tps:,.0f} tps (the ceiling)\n")
-        per_thread = args.documents // THREADS
+        # mutate() alone, called by pgbench's own 4 clients: the SQL's share, no Python.
+        mutate_sql = (
+            f"\\set i random(1, {args.documents})\n"
+            "SELECT charter.mutate('acme', 'update', 'd-' || :i, "
+            "jsonb_build_object('grand_total', :i), 'u-1');\n"
+        )
+        rate = _pgbench(url, int(args.seconds), mutate_sql)
+        print(
+            f"update      pgbench's 4 clients calling mutate(): {rate:>8,.0f} mutations/s  "
+            f"({100 * rate / tps:.1f}% of the ceiling)"
+        )
+        per_client = args.documents // THREADS
         for kind in ("update", "transition"):
-            rate = _rate(client, kind, per_thread, args.seconds)
+            rate = _rate_processes(url, kind, per_client, args.seconds)
             print(
-                f"{kind:<11} {THREADS} threads: {rate:>8,.0f} mutations/s  "
+                f"{kind:<11} {THREADS} client processes: {rate:>8,.0f} mutations/s  "
                 f"({100 * rate / tps:.1f}% of the ceiling)"
             )
+            rate = _rate(client, kind, per_client, args.seconds)
+            print(f"{kind:<11} {THREADS} threads of one process: {rate:>8,.0f} mutations/s")
         p50, p95 = _latency(client, samples=500)
         print(f"\none update, idle server: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
     rate, settle = _fast_lane(url, args.invoices)
@@ -207,24 +224,31 @@ def _load(url: str, count: int) -> None:
             conn.execute(f"VACUUM ANALYZE charter.{table}")
 
 
+def _mutations(client: Client, kind: str, first: int, count: int, stop: float) -> int:
+    """Mutations of documents d-first … d-(first + count - 1), round robin, until ``stop``."""
+    done = 0
+    i = 0
+    while time.monotonic() < stop:
+        doc = f"d-{first + i % count}"
+        if kind == "update":
+            client.documents.update(doc, {"grand_total": i}, actor="u-1")
+        else:
+            state = client.documents.transition(doc, "submit", actor="u-1").state
+            assert state == "submitted"
+            client.documents.transition(doc, "approve", actor="u-1", to="draft")
+            done += 1
+        done += 1
+        i += 1
+    return done
+
+
 def _rate(client: Client, kind: str, per_thread: int, seconds: float) -> float:
+    """Mutations/s from THREADS threads of this process sharing one Client."""
     done = [0] * THREADS
     stop = time.monotonic() + seconds
 
     def work(n: int) -> None:
-        first = n * per_thread + 1
-        i = 0
-        while time.monotonic() < stop:
-            doc = f"d-{first + i % per_thread}"
-            if kind == "update":
-                client.documents.update(doc, {"grand_total": i}, actor="u-1")
-            else:
-                state = client.documents.transition(doc, "submit", actor="u-1").state
-                assert state == "submitted"
-                client.documents.transition(doc, "approve", actor="u-1", to="draft")
-                done[n] += 1
-            done[n] += 1
-            i += 1
+        done[n] = _mutations(client, kind, n * per_thread + 1, per_thread, stop)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
     began = time.monotonic()
@@ -233,6 +257,39 @@ def _rate(client: Client, kind: str, per_thread: int, seconds: float) -> float:
     for thread in threads:
         thread.join()
     return sum(done) / (time.monotonic() - began)
+
+
+def _rate_processes(url: str, kind: str, per_client: int, seconds: float) -> float:
+    """Mutations/s from THREADS client processes, each with its own Client: the same four
+    clients pgbench runs, without one Python process's GIL between them."""
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(THREADS + 1)
+    results = context.Queue()
+    clients = [
+        context.Process(
+            target=_client_process,
+            args=(url, kind, n * per_client + 1, per_client, seconds, ready, results),
+        )
+        for n in range(THREADS)
+    ]
+    for process in clients:
+        process.start()
+    ready.wait(60)
+    began = time.monotonic()
+    counts, ends = zip(*(results.get(timeout=seconds + 60) for _ in clients), strict=True)
+    for process in clients:
+        process.join(30)
+    return float(sum(counts) / (max(ends) - began))
+
+
+def _client_process(
+    url: str, kind: str, first: int, count: int, seconds: float, ready: Any, results: Any
+) -> None:
+    with Client(url, org_id="acme", pool_size=1) as client:
+        client.documents.get(f"d-{first}")  # connected and migrated before the clock starts
+        ready.wait(60)
+        done = _mutations(client, kind, first, count, time.monotonic() + seconds)
+        results.put((done, time.monotonic()))
 
 
 def _latency(client: Client, samples: int) -> tuple[float, float]:
