@@ -94,6 +94,10 @@ def test_a_taken_id_returns_the_same_run_or_says_why_not(conn):
         (Jsonb(["a", "b"]),),
     ).fetchone()[0]
     assert again == ["taken-a", "taken-b"]
+    inputs = conn.execute(
+        "SELECT id, input FROM charter.runs WHERE id IN ('taken-a', 'taken-b') ORDER BY id"
+    ).fetchall()
+    assert inputs == [("taken-a", "a"), ("taken-b", "b")]  # each its own input on this path too
     assert (
         conn.execute("SELECT count(*) FROM charter.tasks WHERE run_id = 'taken-a'").fetchone()[0]
         == 2

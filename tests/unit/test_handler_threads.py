@@ -82,18 +82,60 @@ def test_the_event_loop_runs_while_a_handler_blocks():
 
     async def main() -> bool:
         threads = HandlerThreads(2)
-        blocked = threads.submit(release.wait)
-        ticks = 0
-        for _ in range(5):
-            await asyncio.sleep(0.001)
-            ticks += 1
-        assert not blocked.done() and ticks == 5
+        blocked = threads.submit(lambda: release.wait(5))
+        # The loop goes on meanwhile: a handler run on the loop itself would not be done
+        # with its wait before these sleeps, and would have returned False after 5 s.
+        await asyncio.sleep(0.05)
+        assert not blocked.done()
         release.set()
         result = await blocked
         threads.shutdown()
         return bool(result)
 
     assert asyncio.run(main()) is True
+
+
+def test_a_cancelled_future_is_not_run_and_the_others_still_arrive():
+    release = threading.Event()
+    ran = []
+
+    async def main() -> list[object]:
+        threads = HandlerThreads(1)
+        first = threads.submit(lambda: release.wait(5))
+        skipped = threads.submit(lambda: ran.append("skipped"))
+        last = threads.submit(lambda: "last")
+        skipped.cancel()
+        release.set()
+        results = [await first, await last]
+        assert threads.running == 0
+        threads.shutdown()
+        return results
+
+    assert asyncio.run(main()) == [True, "last"]
+    assert ran == []
+
+
+def test_stop_iteration_from_a_handler_fails_its_future_instead_of_the_delivery():
+    async def main() -> list[object]:
+        threads = HandlerThreads(1)
+
+        def stops() -> None:
+            raise StopIteration("done")
+
+        failed = threads.submit(stops)
+        fine = threads.submit(lambda: "fine")
+        results = await asyncio.gather(failed, fine, return_exceptions=True)
+        threads.shutdown()
+        return list(results)
+
+    failed, fine = asyncio.run(main())
+    assert isinstance(failed, RuntimeError) and "StopIteration" in str(failed)
+    assert fine == "fine"
+
+
+def test_a_limit_below_one_is_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        HandlerThreads(0)
 
 
 def test_shutdown_drops_queued_work_and_lets_running_handlers_finish():

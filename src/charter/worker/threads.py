@@ -23,6 +23,8 @@ _STOP = None
 
 class HandlerThreads:
     def __init__(self, limit: int, name: str = "charter-step") -> None:
+        if limit < 1:
+            raise ValueError(f"handler threads need a limit of at least 1, not {limit}")
         self.limit = limit
         self._name = name
         self._work: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
@@ -46,13 +48,19 @@ class HandlerThreads:
             self._busy += 1
             self._queued += 1
             start = self._queued > self._idle and len(self._threads) < self.limit
-        self._work.put((future, call))
         if start:
             thread = threading.Thread(
                 target=self._serve, name=f"{self._name}_{len(self._threads)}", daemon=True
             )
+            try:
+                thread.start()
+            except BaseException:
+                with self._lock:
+                    self._busy -= 1
+                    self._queued -= 1
+                raise
             self._threads.append(thread)
-            thread.start()
+        self._work.put((future, call))
         return future
 
     @property
@@ -70,7 +78,7 @@ class HandlerThreads:
                 break
             if item is not None:
                 with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
-                    item[0].get_loop().call_soon_threadsafe(_cancel, item[0])
+                    item[0].get_loop().call_soon_threadsafe(item[0].cancel)
                 with self._lock:
                     self._busy -= 1
                     self._queued -= 1
@@ -89,21 +97,28 @@ class HandlerThreads:
             if item is None:
                 return
             future, call = item
-            try:
-                result: tuple[asyncio.Future[Any], bool, Any] = (future, True, call())
-            except BaseException as exc:  # the caller's to judge, as with a pool's future
-                result = (future, False, exc)
+            result: tuple[asyncio.Future[Any], bool, Any] = (future, True, None)
+            if not future.cancelled():  # else nobody waits for it: do not run it
+                try:
+                    result = (future, True, call())
+                except BaseException as exc:  # the caller's to judge, as with a pool's future
+                    result = (future, False, exc)
             with self._lock:  # idle before the result is seen, so its successor reuses it
                 self._busy -= 1
                 self._idle += 1
             self._finished.append(result)
+            loop = future.get_loop()
+            # An idle thread holds nothing of the handler it ran (its inputs, its output).
+            del item, future, call, result
             # Appended before the flag is read, and the loop clears the flag before it
             # drains: a result is never left behind without a wake-up on its way.
             if not self._wake_pending:
                 self._wake_pending = True
-                # A closed loop raises RuntimeError: nobody waits for the result then.
-                with contextlib.suppress(RuntimeError):
-                    future.get_loop().call_soon_threadsafe(self._deliver)
+                try:
+                    loop.call_soon_threadsafe(self._deliver)
+                except RuntimeError:  # the loop is closed: nobody waits for the result
+                    self._wake_pending = False
+            del loop
 
     def _deliver(self) -> None:
         self._wake_pending = False
@@ -113,9 +128,7 @@ class HandlerThreads:
                 continue
             if ok:
                 future.set_result(value)
+            elif isinstance(value, StopIteration):  # a future refuses it: say what it was
+                future.set_exception(RuntimeError(f"the handler raised {value!r}"))
             else:
                 future.set_exception(value)
-
-
-def _cancel(future: asyncio.Future[Any]) -> None:
-    future.cancel()
