@@ -5,8 +5,8 @@ Nothing a handler does may stop the worker: every exception, ``SystemExit`` and
 the event loop, sync handlers in the worker's threads (:mod:`charter.worker.threads`),
 ``isolation="process"`` handlers in a child process. A sync handler that overruns its
 timeout cannot be interrupted: its task is failed, but its slot stays busy
-(``overrunning``) until the thread really returns, so the
-worker never claims more than it can start.
+(``overrunning``) until the thread really returns, so the worker never claims more than it
+can start.
 """
 
 from __future__ import annotations

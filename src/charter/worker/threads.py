@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 _Work = tuple[asyncio.Future[Any], Callable[[], Any]]
-_STOP = None
 
 
 class HandlerThreads:
@@ -83,7 +82,7 @@ class HandlerThreads:
                     self._busy -= 1
                     self._queued -= 1
         for _ in self._threads:
-            self._work.put(_STOP)
+            self._work.put(None)  # one stop per thread
 
     def _serve(self) -> None:
         with self._lock:
