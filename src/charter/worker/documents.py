@@ -44,6 +44,7 @@ from charter.worker.maintenance import Maintenance
 log = logging.getLogger("charter.worker")
 
 _VERIFY_INTERVAL_S = 5.0
+_SECOND_LOOK_S = 0.02
 
 
 @dataclass
@@ -101,6 +102,7 @@ class DocumentsEngine:
 
     async def _engine_loop(self, stopping: asyncio.Event) -> None:
         backoff = Backoff()
+        drained = False  # the last round found work, and this one may find none
         while not stopping.is_set():
             self.wake.clear()
             try:
@@ -113,9 +115,16 @@ class DocumentsEngine:
                 await backoff.sleep("applying document events", RuntimeError("engine"), stopping)
                 continue
             backoff.reset()
-            if not busy:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), self.poll_interval)
+            if busy:
+                drained = True
+                continue
+            # Of the transactions that wrote events together, only one sends the NOTIFY
+            # (charter._wake_engine); one that commits just after the round that drained
+            # the outbox is found by a second look shortly after, not a whole poll later.
+            timeout = min(_SECOND_LOOK_S, self.poll_interval) if drained else self.poll_interval
+            drained = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout)
 
     async def step(self) -> bool:
         """One round: events, then due waits. True when there was work (look again at once)."""

@@ -10,6 +10,7 @@
 --   concurrency '<org>/<flow>[.<step>][:<key>]': counting and claiming a concurrency key's tasks
 --   event      '<org>/<event key>': a wait beginning and an event arriving on that key, one
 --              at a time, so neither misses the other
+--   wakeup     '<org>': the one transaction of the org whose commit sends NOTIFY charter_events
 CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -17,7 +18,7 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
-    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency', 'event') THEN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency', 'event', 'wakeup') THEN
         RAISE EXCEPTION 'unknown lock kind %', p_kind;
     END IF;
     RETURN hashtextextended(p_kind || ':' || p_id, 0);

@@ -214,8 +214,27 @@ BEGIN
         idempotency_key, trace_id)
     VALUES (p_org_id, p_document_id, p_entity_type, p_version, p_event_type, p_payload,
             v_key, p_trace_id);
-    PERFORM pg_notify('charter_events', p_org_id);
+    PERFORM charter._wake_engine(p_org_id);
     RETURN true;
+END;
+$$;
+
+-- Wakes the documents engine at commit (NOTIFY charter_events), unless another transaction
+-- of the org will already: PostgreSQL commits notifying transactions one at a time (each
+-- holds the notify queue's lock until its commit is flushed), so a NOTIFY per mutation
+-- would make concurrent mutations wait for each other's fsync. The transaction holding the
+-- org's wake-up lock notifies; the others skip. A skipper that commits after the engine's
+-- last look is caught by the engine's second look after a busy round (worker/documents.py)
+-- or, at worst, by its poll.
+CREATE OR REPLACE FUNCTION charter._wake_engine(p_org_id text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+BEGIN
+    IF pg_try_advisory_xact_lock(charter._lock_key('wakeup', p_org_id)) THEN
+        PERFORM pg_notify('charter_events', p_org_id);
+    END IF;
 END;
 $$;
 
