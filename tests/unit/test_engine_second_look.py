@@ -14,7 +14,7 @@ class _Rounds(DocumentsEngine):
     """An engine whose rounds report the work given, one entry per round."""
 
     def __init__(self, work: list[bool], **kwargs: Any) -> None:
-        super().__init__(store=None, worker_id="w", **kwargs)  # type: ignore[arg-type]
+        super().__init__(store=None, worker_id="w", **kwargs)
         self.work = work
         self.rounds = 0
         self.looked = asyncio.Event()
