@@ -116,6 +116,9 @@ class DocumentsEngine:
                 continue
             backoff.reset()
             if busy:
+                # The round may have queued side effects; its own NOTIFY may have been
+                # skipped (charter._wake_engine), so the delivery loop is told here.
+                self.effects_wake.set()
                 drained = True
                 continue
             # Of the transactions that wrote events together, only one sends the NOTIFY

@@ -223,9 +223,10 @@ $$;
 -- of the org will already: PostgreSQL commits notifying transactions one at a time (each
 -- holds the notify queue's lock until its commit is flushed), so a NOTIFY per mutation
 -- would make concurrent mutations wait for each other's fsync. The transaction holding the
--- org's wake-up lock notifies; the others skip. A skipper that commits after the engine's
--- last look is caught by the engine's second look after a busy round (worker/documents.py)
--- or, at worst, by its poll.
+-- org's wake-up lock (taken at its first event, held to its end) notifies; the others skip.
+-- A skipper that commits after the engine's last look is caught by the engine's second look
+-- after a busy round (worker/documents.py) or, when the holder stays open long or rolls
+-- back, by the engine's poll: NOTIFY is a hint for latency, never needed to be correct.
 CREATE OR REPLACE FUNCTION charter._wake_engine(p_org_id text)
 RETURNS void
 LANGUAGE plpgsql
