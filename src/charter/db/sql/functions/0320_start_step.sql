@@ -119,7 +119,7 @@ BEGIN
                 now() + make_interval(secs => (v_config->>'timeout')::integer),
                 CASE WHEN v_event.event_id IS NOT NULL THEN jsonb_build_object(
                     'id', v_event.event_id, 'key', v_key, 'payload', v_event.payload) END)
-        ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;
+        ON CONFLICT (run_id, step_slug, task_index, org_id) DO NOTHING;
         v_at := CASE WHEN v_event.event_id IS NOT NULL THEN now()
                      ELSE coalesce(now() + make_interval(secs => (v_config->>'timeout')::integer), 'infinity') END;
     END IF;
@@ -142,7 +142,7 @@ BEGIN
            SELECT 1 FROM charter.inbox AS e
             WHERE e.run_id = p_run_id AND e.target_step = p_step_slug
               AND e.source_step = p_step_slug AND e.spread_index = i)
-    ON CONFLICT (run_id, step_slug, task_index) DO NOTHING;
+    ON CONFLICT (run_id, step_slug, task_index, org_id) DO NOTHING;
     -- A wake-up hint carrying an id only; workers poll as well (NOTIFY is deduplicated per
     -- transaction, so a batch of starts sends one).
     PERFORM pg_notify('charter_tasks', v_run.workflow_slug);

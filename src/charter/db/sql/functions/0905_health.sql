@@ -115,7 +115,7 @@ BEGIN
         jsonb_build_object('nudged', true, 'by', coalesce(p_actor, session_user::text)), NULL, NULL);
     INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at)
     VALUES (p_run_id, '$retry', v_instance.org_id, 't' || v_instance.epoch, 'retry', v_instance.document_version, now())
-    ON CONFLICT (run_id, node_id) DO UPDATE SET due_at = now();
+    ON CONFLICT (run_id, node_id, org_id) DO UPDATE SET due_at = now();
     PERFORM pg_notify('charter_events', v_instance.org_id);
     RETURN true;
 END;

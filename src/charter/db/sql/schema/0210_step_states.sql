@@ -12,7 +12,7 @@ CREATE TABLE charter.step_states (
     token           text,
     skipped_arrivals integer    NOT NULL DEFAULT 0,
     outcome         text,
-    CONSTRAINT step_states_pkey PRIMARY KEY (run_id, step_slug),
+    CONSTRAINT step_states_pkey PRIMARY KEY (run_id, step_slug, org_id),
     CONSTRAINT step_status_is_known
         CHECK (status IN ('waiting', 'ready', 'running', 'completed', 'skipped', 'failed', 'cancelled')),
     CONSTRAINT arrivals_within_required CHECK (arrivals BETWEEN 0 AND required),

@@ -6,7 +6,7 @@ CREATE TABLE charter.inbox (
     org_id       text        NOT NULL DEFAULT 'default',
     value        jsonb       NOT NULL,
     created_at   timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT inbox_pkey PRIMARY KEY (run_id, target_step, source_step, spread_index)
+    CONSTRAINT inbox_pkey PRIMARY KEY (run_id, target_step, source_step, spread_index, org_id)
 );
 
 COMMENT ON TABLE charter.inbox IS

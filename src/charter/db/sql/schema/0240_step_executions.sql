@@ -20,7 +20,7 @@ CREATE TABLE charter.step_executions (
     entity_version  integer,
     node_type       text,
     actor           text,
-    CONSTRAINT step_executions_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT step_executions_pkey PRIMARY KEY (created_at, id, org_id),
     CONSTRAINT execution_status_is_known
         CHECK (status IN ('running', 'completed', 'failed', 'skipped', 'cancelled', 'retried',
                           'rescheduled', 'waiting'))

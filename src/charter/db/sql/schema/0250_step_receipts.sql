@@ -3,7 +3,7 @@ CREATE TABLE charter.step_receipts (
     idempotency_key text        NOT NULL,
     org_id          text        NOT NULL DEFAULT 'default',
     created_at      timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT step_receipts_pkey PRIMARY KEY (run_id, idempotency_key)
+    CONSTRAINT step_receipts_pkey PRIMARY KEY (run_id, idempotency_key, org_id)
 );
 
 COMMENT ON TABLE charter.step_receipts IS

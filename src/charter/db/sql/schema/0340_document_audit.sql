@@ -13,7 +13,7 @@ CREATE TABLE charter.document_audit (
     changes     jsonb       NOT NULL,
     trace_id    text        NOT NULL,
     at          timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT document_audit_pkey PRIMARY KEY (id),
+    CONSTRAINT document_audit_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT audit_via_is_known CHECK (via IN ('api', 'workflow', 'system'))
 );
 

@@ -18,7 +18,7 @@ CREATE TABLE charter.document_events (
     completed_at    timestamptz,
     error           text,
     worker_id       text,
-    CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id, org_id),
     CONSTRAINT event_type_is_known CHECK (event_type IN (
         'on_create', 'on_lifecycle_transition', 'on_mutation', 'on_amendment', 'on_amended')),
     CONSTRAINT event_status_is_known

@@ -16,7 +16,7 @@ CREATE TABLE charter.workflow_instances (
     epoch            integer     NOT NULL DEFAULT 1,
     error            jsonb,
     trace_id         text,
-    CONSTRAINT workflow_instances_pkey PRIMARY KEY (id),
+    CONSTRAINT workflow_instances_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT workflow_instances_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),
     CONSTRAINT instance_status_is_known

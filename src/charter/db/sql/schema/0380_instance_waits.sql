@@ -14,7 +14,7 @@ CREATE TABLE charter.instance_waits (
     last_error     text,
     worker_id      text,
     created_at     timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT instance_waits_pkey PRIMARY KEY (run_id, node_id),
+    CONSTRAINT instance_waits_pkey PRIMARY KEY (run_id, node_id, org_id),
     CONSTRAINT wait_kind_is_known CHECK (kind IN ('timer', 'event', 'delivery', 'approval', 'handler', 'retry'))
 );
 CREATE INDEX instance_waits_due_idx ON charter.instance_waits (due_at) WHERE due_at IS NOT NULL;

@@ -22,7 +22,7 @@ CREATE TABLE charter.side_effects (
     kind            text        NOT NULL DEFAULT 'effect',
     dequeued_at     timestamptz,
     interventions   jsonb       NOT NULL DEFAULT '[]',
-    CONSTRAINT side_effects_pkey PRIMARY KEY (created_at, id),
+    CONSTRAINT side_effects_pkey PRIMARY KEY (created_at, id, org_id),
     CONSTRAINT side_effect_kind_is_known CHECK (kind IN ('effect', 'task')),
     CONSTRAINT effect_type_is_known
         CHECK (effect_type IN ('webhook', 'notification', 'email', 'sms', 'db_function')),

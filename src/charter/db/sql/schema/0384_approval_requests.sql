@@ -18,7 +18,7 @@ CREATE TABLE charter.approval_requests (
     voided_version   integer,
     delegated        jsonb       NOT NULL DEFAULT '{}',
     escalated_at     timestamptz,
-    CONSTRAINT approval_requests_pkey PRIMARY KEY (id),
+    CONSTRAINT approval_requests_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT approval_status_is_known
         CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'voided')),
     CONSTRAINT approval_decision_rule_is_known CHECK (decision IN ('any', 'all'))

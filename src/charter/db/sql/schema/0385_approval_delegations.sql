@@ -6,7 +6,7 @@ CREATE TABLE charter.approval_delegations (
     starts_at  timestamptz NOT NULL,
     ends_at    timestamptz NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT approval_delegations_pkey PRIMARY KEY (id),
+    CONSTRAINT approval_delegations_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT delegation_window_is_forward CHECK (ends_at > starts_at),
     CONSTRAINT delegation_is_to_someone_else CHECK (from_user <> to_user)
 );

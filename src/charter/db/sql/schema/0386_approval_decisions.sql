@@ -12,9 +12,9 @@ CREATE TABLE charter.approval_decisions (
     applied_by     text,
     voided_at      timestamptz,
     voided_version integer,
-    CONSTRAINT approval_decisions_pkey PRIMARY KEY (id),
+    CONSTRAINT approval_decisions_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT approval_decision_is_known CHECK (decision IN ('approved', 'rejected', 'abstained')),
-    CONSTRAINT one_decision_per_approver UNIQUE (request_id, actor),
+    CONSTRAINT one_decision_per_approver UNIQUE (request_id, actor, org_id),
     CONSTRAINT applied_or_voided_not_both CHECK (applied_at IS NULL OR voided_at IS NULL)
 );
 CREATE INDEX approval_decisions_open_idx ON charter.approval_decisions (org_id, document_id)

@@ -9,7 +9,7 @@ CREATE TABLE charter.task_errors (
     error      text        NOT NULL,
     context    jsonb       NOT NULL DEFAULT '{}',
     created_at timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT task_errors_pkey PRIMARY KEY (id)
+    CONSTRAINT task_errors_pkey PRIMARY KEY (id, org_id)
 );
 CREATE INDEX task_errors_task_idx ON charter.task_errors (org_id, task_id);
 ALTER TABLE charter.task_errors ENABLE ROW LEVEL SECURITY;

@@ -10,7 +10,7 @@ CREATE TABLE charter.notifications (
     body       text        NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
     read_at    timestamptz,
-    CONSTRAINT notifications_pkey PRIMARY KEY (id),
+    CONSTRAINT notifications_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT notifications_once UNIQUE (org_id, effect_id, user_id)
 );
 CREATE INDEX notifications_inbox_idx ON charter.notifications (org_id, user_id, created_at DESC);

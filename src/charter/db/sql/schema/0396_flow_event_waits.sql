@@ -9,7 +9,7 @@ CREATE TABLE charter.flow_event_waits (
     timeout_at  timestamptz,
     event       jsonb,
     created_at  timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT flow_event_waits_pkey PRIMARY KEY (run_id, step_slug, task_index)
+    CONSTRAINT flow_event_waits_pkey PRIMARY KEY (run_id, step_slug, task_index, org_id)
 );
 CREATE INDEX flow_event_waits_key_idx ON charter.flow_event_waits (org_id, event_key)
     WHERE event IS NULL;
