@@ -1,5 +1,7 @@
-"""A mutation wakes the documents engine (NOTIFY charter_events) unless another
-transaction of its org already will: one notifying commit at a time, not one per mutation."""
+"""A mutation wakes the documents engine (NOTIFY charter_events) only while an engine
+sleeps: an engine asks to sleep (charter.engine_sleeps) and holds the 'engine' lock while it
+does; a transaction writing events while no engine sleeps holds that lock shared, so no
+engine can start sleeping before its events are committed and seen."""
 
 from __future__ import annotations
 
@@ -18,45 +20,84 @@ def _update(conn: psycopg.Connection, document_id: str, total: int) -> None:
     )
 
 
-def test_a_mutation_notifies_its_org(acme, db_url):
+def _sleeps(engine: psycopg.Connection) -> str:
+    return engine.execute("SELECT charter.engine_sleeps()").fetchone()[0]
+
+
+def _pending(conn: psycopg.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT document_id FROM charter.document_events"
+        " WHERE status = 'pending' AND event_type = 'on_mutation' ORDER BY document_id"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_a_mutation_notifies_its_org_while_an_engine_sleeps_and_not_once_it_woke(acme, db_url):
     doc = acme.documents.create("invoice", {}, actor="u-1")
-    with psycopg.connect(db_url, autocommit=True) as listener:
-        listener.execute("LISTEN charter_events")
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            _update(conn, doc.id, 5)
-        assert _notes(listener) == [("charter_events", "acme")]
-
-
-def test_concurrent_mutations_of_one_org_send_one_notify_and_lose_no_event(acme, db_url):
-    first = acme.documents.create("invoice", {}, actor="u-1")
-    second = acme.documents.create("invoice", {}, actor="u-1")
     with (
         psycopg.connect(db_url, autocommit=True) as listener,
+        psycopg.connect(db_url, autocommit=True) as engine,
+        psycopg.connect(db_url, autocommit=True) as conn,
+    ):
+        listener.execute("LISTEN charter_events")
+        _update(conn, doc.id, 1)
+        assert _notes(listener) == []  # no engine sleeps: nobody to wake
+        assert _sleeps(engine) == "asleep"
+        _update(conn, doc.id, 2)
+        assert _notes(listener) == [("charter_events", "acme")]
+        engine.execute("SELECT charter.engine_wakes()")
+        _update(conn, doc.id, 3)
+        assert _notes(listener) == []
+        assert acme.documents.get(doc.id).data["grand_total"] == 3
+
+
+def test_an_engine_cannot_sleep_while_a_writer_that_will_not_notify_is_open(acme, db_url):
+    doc = acme.documents.create("invoice", {}, actor="u-1")
+    with (
+        psycopg.connect(db_url, autocommit=True) as listener,
+        psycopg.connect(db_url, autocommit=True) as engine,
+        psycopg.connect(db_url) as writer,
+    ):
+        listener.execute("LISTEN charter_events")
+        _update(writer, doc.id, 1)  # holds the lock shared until it ends
+        assert _sleeps(engine) == "writing"
+        writer.commit()
+        assert _notes(listener) == []
+        # Now it may sleep, and the look it takes first finds the event that was not notified.
+        assert _sleeps(engine) == "asleep"
+        assert doc.id in _pending(engine)
+
+
+def test_a_second_engine_is_watched_by_the_sleeping_one(acme, db_url):
+    doc = acme.documents.create("invoice", {}, actor="u-1")
+    with (
+        psycopg.connect(db_url, autocommit=True) as listener,
+        psycopg.connect(db_url, autocommit=True) as first,
+        psycopg.connect(db_url, autocommit=True) as second,
+        psycopg.connect(db_url, autocommit=True) as conn,
+    ):
+        listener.execute("LISTEN charter_events")
+        assert _sleeps(first) == "asleep"
+        assert _sleeps(second) == "watched"
+        _update(conn, doc.id, 1)
+        assert _notes(listener) == [("charter_events", "acme")]
+    # A sleeping engine whose connection ends lets go of the lock.
+    with psycopg.connect(db_url, autocommit=True) as engine:
+        assert _sleeps(engine) == "asleep"
+
+
+def test_every_org_is_woken_while_an_engine_sleeps(acme, db_url):
+    with (
+        psycopg.connect(db_url, autocommit=True) as listener,
+        psycopg.connect(db_url, autocommit=True) as engine,
         psycopg.connect(db_url) as a,
         psycopg.connect(db_url) as b,
     ):
         listener.execute("LISTEN charter_events")
-        _update(a, first.id, 1)  # a holds the org's wake-up lock until it ends
-        _update(b, second.id, 2)  # b skips its NOTIFY: a's commit wakes the engine
+        assert _sleeps(engine) == "asleep"
+        a.execute("SELECT charter._wake_engine('acme')")
+        b.execute("SELECT charter._wake_engine('globex')")
         b.commit()
-        assert _notes(listener) == []
+        assert _notes(listener) == [("charter_events", "globex")]
         a.commit()
         assert _notes(listener) == [("charter_events", "acme")]
-        # The engine, once woken, finds both events.
-        pending = listener.execute(
-            "SELECT document_id FROM charter.document_events"
-            " WHERE status = 'pending' AND event_type = 'on_mutation' ORDER BY document_id"
-        ).fetchall()
-        assert sorted(r[0] for r in pending) == sorted([first.id, second.id])
-
-
-def test_a_skipped_notify_does_not_hold_back_another_org(acme, db_url):
-    doc = acme.documents.create("invoice", {}, actor="u-1")
-    with psycopg.connect(db_url, autocommit=True) as listener, psycopg.connect(db_url) as a:
-        listener.execute("LISTEN charter_events")
-        _update(a, doc.id, 1)
-        with psycopg.connect(db_url, autocommit=True) as other:
-            other.execute("SELECT charter._wake_engine('globex')")
-        assert _notes(listener) == [("charter_events", "globex")]
-        a.rollback()
-        assert _notes(listener) == []

@@ -19,7 +19,6 @@ instances of versions this worker refused, naming why.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import traceback
@@ -39,12 +38,14 @@ from charter.payloads import json_text
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.completion import RETRYABLE_DB_ERRORS
 from charter.worker.deliveries import Channels, SideEffectDelivery
+from charter.worker.engine_sleep import EngineSleep, Sleeper
 from charter.worker.maintenance import Maintenance
 
 log = logging.getLogger("charter.worker")
 
 _VERIFY_INTERVAL_S = 5.0
-_SECOND_LOOK_S = 0.02
+# How soon to look again while writers of events that will not notify are open (doubling).
+_LOOK_AGAIN_S = 0.02
 
 
 @dataclass
@@ -71,8 +72,11 @@ class DocumentsEngine:
     # The delivery loop's own wake-up: each loop clears its event before it looks, so one
     # loop's unread wake-up never keeps the other polling.
     effects_wake: asyncio.Event = field(default_factory=asyncio.Event)
+    # Whether the engine may sleep until notified (worker/engine_sleep.py); made in run().
+    sleep: Sleeper = field(default=None)  # type: ignore[assignment]
     _verdicts: dict[str, CompiledWorkflowError | None] = field(default_factory=dict)
     _verified_at: float = -1e9
+    _look_again: float = _LOOK_AGAIN_S
 
     async def run(self, stopping: asyncio.Event) -> None:
         # Side effects go out on their own loop: a slow receiver never holds up the engine.
@@ -80,6 +84,8 @@ class DocumentsEngine:
             self.store, self.worker_id, Channels.from_env(), self.lease_seconds
         )
         self.maintenance = Maintenance(self.store)
+        if self.sleep is None:
+            self.sleep = EngineSleep(self.store)
         loops = [
             asyncio.create_task(
                 self.deliveries.run(stopping, self.effects_wake, self.poll_interval),
@@ -102,32 +108,53 @@ class DocumentsEngine:
 
     async def _engine_loop(self, stopping: asyncio.Event) -> None:
         backoff = Backoff()
-        drained = False  # the last round found work, and this one may find none
-        while not stopping.is_set():
-            self.wake.clear()
-            try:
-                busy = await self.step()
-            except RETRYABLE_DB_ERRORS as exc:
-                await backoff.sleep("applying document events", exc, stopping)
-                continue
-            except Exception:  # never let the engine stop silently
-                log.exception("the documents engine failed; trying again")
-                await backoff.sleep("applying document events", RuntimeError("engine"), stopping)
-                continue
-            backoff.reset()
-            if busy:
-                # The round may have queued side effects; its own NOTIFY may have been
-                # skipped (charter._wake_engine), so the delivery loop is told here.
-                self.effects_wake.set()
-                drained = True
-                continue
-            # Of the transactions that wrote events together, only one sends the NOTIFY
-            # (charter._wake_engine); one that commits just after the round that drained
-            # the outbox is found by a second look shortly after, not a whole poll later.
-            timeout = min(_SECOND_LOOK_S, self.poll_interval) if drained else self.poll_interval
-            drained = False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout)
+        self._look_again = _LOOK_AGAIN_S
+        try:
+            while not stopping.is_set():
+                self.wake.clear()
+                try:
+                    busy = await self.step()
+                    backoff.reset()
+                    await self._rest(busy)
+                except RETRYABLE_DB_ERRORS as exc:
+                    await backoff.sleep("applying document events", exc, stopping)
+                except Exception:  # never let the engine stop silently
+                    log.exception("the documents engine failed; trying again")
+                    failed = RuntimeError("engine")
+                    await backoff.sleep("applying document events", failed, stopping)
+        finally:
+            await self.sleep.close()
+
+    async def _rest(self, busy: bool) -> None:
+        """After a round: look again at once, soon, or after sleeping until notified."""
+        if busy:
+            await self.sleep.woke()
+            # The round may have queued side effects; its own NOTIFY was skipped while no
+            # engine slept, so the delivery loop is told here.
+            self.effects_wake.set()
+            self._look_again = _LOOK_AGAIN_S
+            return
+        if not self.sleep.asleep:
+            state = await self.sleep.try_sleep()
+            if state == "asleep":
+                self._look_again = _LOOK_AGAIN_S
+                return  # writers notify from now on: one more look, then sleep
+            if state == "writing":
+                # Writers of events that will not notify are open: look again soon, and
+                # less often while they stay open (a long transaction around a mutation).
+                await self._wait(min(self._look_again, self.poll_interval))
+                self._look_again *= 2
+                return
+        if await self._wait(self.poll_interval):
+            await self.sleep.woke()
+
+    async def _wait(self, timeout: float) -> bool:
+        """Until NOTIFY charter_events (True) or the timeout (False)."""
+        try:
+            await asyncio.wait_for(self.wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     async def step(self) -> bool:
         """One round: events, then due waits. True when there was work (look again at once)."""

@@ -372,6 +372,8 @@ class Worker:
                     await conn.execute("LISTEN charter_events")
                     backoff.reset()
                     self._wake.set()  # anything queued while we were not listening
+                    if self.documents is not None:
+                        self.documents.notified()  # an engine asleep while no one listened
                     async for note in conn.notifies():
                         if note.channel == "charter_events":
                             if self.documents is not None:

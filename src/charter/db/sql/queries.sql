@@ -226,6 +226,12 @@ SELECT charter.engine_versions(%(known)s::text[]);
 SELECT jsonb_agg(jsonb_build_object('created_at', e.created_at, 'id', e.id))
   FROM charter.claim_document_events(%(worker_id)s, %(limit)s, %(lease_seconds)s) AS e;
 
+-- name: engine_sleeps
+SELECT charter.engine_sleeps();
+
+-- name: engine_wakes
+SELECT charter.engine_wakes();
+
 -- name: apply_document_events
 SELECT charter.apply_document_events(%(events)s::jsonb, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s);
 

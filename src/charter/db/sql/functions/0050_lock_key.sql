@@ -10,7 +10,9 @@
 --   concurrency '<org>/<flow>[.<step>][:<key>]': counting and claiming a concurrency key's tasks
 --   event      '<org>/<event key>': a wait beginning and an event arriving on that key, one
 --              at a time, so neither misses the other
---   wakeup     '<org>': the one transaction of the org whose commit sends NOTIFY charter_events
+--   engine     'asleep': held (exclusive, by its session) by a documents engine that sleeps
+--              until NOTIFY charter_events; a transaction writing events takes it shared
+--              when no engine sleeps, and then has no one to wake
 CREATE OR REPLACE FUNCTION charter._lock_key(p_kind text, p_id text)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -18,7 +20,7 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
-    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency', 'event', 'wakeup') THEN
+    IF p_kind NOT IN ('run', 'flow', 'version', 'document', 'rule', 'migration', 'maintenance', 'concurrency', 'event', 'engine') THEN
         RAISE EXCEPTION 'unknown lock kind %', p_kind;
     END IF;
     RETURN hashtextextended(p_kind || ':' || p_id, 0);

@@ -219,21 +219,20 @@ BEGIN
 END;
 $$;
 
--- Wakes the documents engine at commit (NOTIFY charter_events), unless another transaction
--- of the org will already: PostgreSQL commits notifying transactions one at a time (each
--- holds the notify queue's lock until its commit is flushed), so a NOTIFY per mutation
--- would make concurrent mutations wait for each other's fsync. The transaction holding the
--- org's wake-up lock (taken at its first event, held to its end) notifies; the others skip.
--- A skipper that commits after the engine's last look is caught by the engine's second look
--- after a busy round (worker/documents.py) or, when the holder stays open long or rolls
--- back, by the engine's poll: NOTIFY is a hint for latency, never needed to be correct.
+-- Wakes the documents engine at commit (NOTIFY charter_events) only when an engine sleeps:
+-- PostgreSQL commits notifying transactions one at a time (each holds the notify queue's
+-- lock until its commit is flushed), so a NOTIFY per mutation would make concurrent
+-- mutations wait for each other's fsync. An engine about to sleep holds the 'engine' lock
+-- exclusively (charter.engine_sleeps) and looks once more before it sleeps; a transaction
+-- that can take the lock shared instead commits while no engine sleeps, and holds the lock
+-- until it ends, so no engine can start sleeping before that look sees its events.
 CREATE OR REPLACE FUNCTION charter._wake_engine(p_org_id text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 BEGIN
-    IF pg_try_advisory_xact_lock(charter._lock_key('wakeup', p_org_id)) THEN
+    IF NOT pg_try_advisory_xact_lock_shared(charter._lock_key('engine', 'asleep')) THEN
         PERFORM pg_notify('charter_events', p_org_id);
     END IF;
 END;

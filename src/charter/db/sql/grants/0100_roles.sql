@@ -23,7 +23,8 @@ GRANT EXECUTE ON FUNCTION
     charter.confirm_side_effect, charter.document_workflow, charter.engine_versions,
     charter.claim_action_tasks, charter.finish_action_task, charter.fire_due_schedules,
     charter.claim_side_effects, charter.finish_side_effect, charter.extend_side_effect_leases,
-    charter.deliver_in_app, charter.run_maintenance, charter.event_traces, charter.trace_nodes
+    charter.deliver_in_app, charter.run_maintenance, charter.event_traces, charter.trace_nodes,
+    charter.engine_sleeps, charter.engine_wakes
 TO charter_worker;
 
 -- Seed 003's queue: dequeue and complete (finish_side_effect), the runner, error records,
