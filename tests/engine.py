@@ -28,6 +28,7 @@ class Claimed:
     item: Any
     timeout: int
     resume: Any = None
+    org: str = "default"
 
 
 def install(conn: psycopg.Connection[Any], flow: Flow) -> None:

@@ -24,9 +24,6 @@ COORDINATOR = {"workers", "api_keys", "test_clock"}
 # ids unique per org and those calls carry their org (§ 15, "What stands in the way").
 NOT_YET = {
     "runs": {"PRIMARY KEY (id)"},
-    # A completion deletes its task by id alone, and only a key on id alone tells the planner
-    # that reads one row; it changes when completions name their task's org.
-    "tasks": {"PRIMARY KEY (id)"},
 }
 
 

@@ -20,10 +20,12 @@ from charter import Flow
 from ..engine import claim, handle, install, start
 
 
-def _record(conn, items):
+def _record(conn, items, orgs=None):
+    """Records (task, failed) items; ``orgs`` names each task's org as a worker does (without
+    it, record_outcomes looks the orgs up)."""
     return conn.execute(
         "SELECT task_id, outcome FROM charter.record_outcomes(%s, %s, %s::jsonb[], %s::jsonb[],"
-        " %s, 'test-worker', %s::numeric[])",
+        " %s, 'test-worker', %s::numeric[], NULL, %s::text[])",
         (
             [t.id for t, _ in items],
             [t.token for t, _ in items],
@@ -31,8 +33,42 @@ def _record(conn, items):
             [Jsonb({"type": "Test", "message": "x"}) if failed else None for _, failed in items],
             [False for _ in items],
             [0 for _ in items],
+            orgs,
         ),
     ).fetchall()
+
+
+def test_a_task_is_named_by_its_id_and_its_org(conn):
+    # A task's key is (id, org_id): claim_tasks returns the org, and an outcome or a lease
+    # renewal that names another org finds no task, changes nothing and is stale.
+    flow = Flow("named_by_org")
+    flow.step(slug="only")(lambda run: 1)
+    install(conn, flow)
+    conn.execute("SELECT charter.start_run('named_by_org', '{}'::jsonb, 'run-of-acme', 'acme')")
+    [task] = claim(conn, ["named_by_org"])
+    assert task.org == "acme"
+
+    assert [o for _, o in _record(conn, [(task, False)], orgs=["default"])] == ["stale"]
+    assert [o for _, o in _record(conn, [(task, True)], orgs=["default"])] == ["stale"]
+    held = conn.execute(
+        "SELECT charter.extend_leases('test-worker', %s, %s, 60, %s)",
+        ([task.id], [task.token], ["default"]),
+    ).fetchone()[0]
+    assert held == []
+    row = conn.execute(
+        "SELECT status, attempts FROM charter.tasks WHERE id = %s", (task.id,)
+    ).fetchone()
+    assert row == ("started", 1)
+    assert conn.execute("SELECT count(*) FROM charter.step_executions").fetchone()[0] == 0
+
+    held = conn.execute(
+        "SELECT charter.extend_leases('test-worker', %s, %s, 60, %s)",
+        ([task.id], [task.token], ["acme"]),
+    ).fetchone()[0]
+    assert held == [task.id]
+    assert [o for _, o in _record(conn, [(task, False)], orgs=["acme"])] == ["completed"]
+    run = conn.execute("SELECT status FROM charter.runs WHERE id = 'run-of-acme'").fetchone()
+    assert run == ("completed",)
 
 
 def test_crossing_groups_of_completions_and_failures_wait_instead_of_deadlocking(db_url):

@@ -36,9 +36,10 @@ def _log_plans(conn: psycopg.Connection[Any]) -> list[str]:
 
 
 def _record(conn: psycopg.Connection[Any], tasks: list[Any]) -> None:
-    conn.execute(
-        "SELECT * FROM charter.record_outcomes(%s, %s, %s::jsonb[], %s::jsonb[], %s, %s, "
-        "%s::numeric[])",
+    """Records completions as the worker does: each task named by its id and its org."""
+    outcomes = conn.execute(
+        "SELECT outcome FROM charter.record_outcomes(%s, %s, %s::jsonb[], %s::jsonb[], %s, %s, "
+        "%s::numeric[], NULL, %s::text[])",
         (
             [t.id for t in tasks],
             [t.token for t in tasks],
@@ -47,8 +48,10 @@ def _record(conn: psycopg.Connection[Any], tasks: list[Any]) -> None:
             [False] * len(tasks),
             "test-worker",
             [0] * len(tasks),
+            [t.org for t in tasks],
         ),
-    )
+    ).fetchall()
+    assert [o for (o,) in outcomes] == ["completed"] * len(tasks)
 
 
 def test_plans_made_on_an_empty_queue_still_read_by_key_when_it_has_grown(conn):
@@ -75,3 +78,25 @@ def test_plans_made_on_an_empty_queue_still_read_by_key_when_it_has_grown(conn):
         if table in RUNTIME_TABLES
     ]
     assert scans == [], f"the claim or the completion scanned {sorted(set(scans))}"
+
+
+def test_a_completion_planned_beside_a_backlog_deletes_its_task_by_the_whole_key(conn):
+    # A worker claims first on an empty queue and records its first group once a backlog
+    # is queued: the completion's plan is made then, before the table has statistics. A
+    # task named by its id alone under the key (id, org_id) was no longer sure to be one
+    # row, and that plan walked the whole claim index beside the key (its status matches
+    # the index's). Named by (id, org_id), it reads one row.
+    flow = chain()
+    install(conn, flow)
+    plans = _log_plans(conn)
+    claim(conn, [flow.slug], limit=5)
+    conn.execute(
+        "SELECT charter.start_runs(%s, %s)", (flow.slug, Jsonb([{"n": n} for n in range(10000)]))
+    )
+    plans.clear()
+    for _ in range(3):
+        _record(conn, claim(conn, [flow.slug], limit=100))
+    deletes = [plan for plan in plans if "Delete on tasks" in plan]
+    assert deletes, "no completion was seen"
+    assert all("tasks_claim_idx" not in plan for plan in deletes), deletes[0]
+    assert all("Index Scan using tasks_pkey" in plan for plan in deletes), deletes[0]

@@ -167,6 +167,7 @@ class Completer:
     def _params(self, batch: list[Outcome]) -> dict[str, Any]:
         return {
             "task_ids": [o.task.id for o in batch],
+            "org_ids": [o.task.org for o in batch],
             "tokens": [o.task.token for o in batch],
             "outputs": [o.output for o in batch],
             "errors": [None if o.succeeded else json_text(o.error, "error") for o in batch],

@@ -397,6 +397,7 @@ class Worker:
                     {
                         "worker_id": self.id,
                         "task_ids": [t.id for t in tasks],
+                        "org_ids": [t.org for t in tasks],
                         "tokens": [t.token for t in tasks],
                         "lease_seconds": self.settings.lease_seconds,
                     },

@@ -28,6 +28,9 @@ class Task:
     # JSON text: {"run": input, "inputs": {...} | null, "item": element | null,
     # "resume": what a waiting step waited for | null}
     payload: str
+    # The org of the task's run: the task's key is (id, org), and the worker names both
+    # when it records the outcome or renews the lease.
+    org: str
 
     @property
     def label(self) -> str:
@@ -83,6 +86,7 @@ def task_from_row(row: dict[str, Any]) -> Task:
         key=row["idempotency_key"],
         timeout=row["timeout_seconds"],
         payload=row["payload"],
+        org=row["org_id"],
     )
 
 

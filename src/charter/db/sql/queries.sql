@@ -83,14 +83,14 @@ SELECT charter.flow_summary(%(slug)s);
 SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
        idempotency_key, timeout_seconds,
        jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item,
-                          'resume', resume)::text AS payload
+                          'resume', resume)::text AS payload, org_id
   FROM charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
 
 -- name: record_outcomes
 SELECT task_id, outcome
   FROM charter.record_outcomes(%(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(errors)s::jsonb[],
                                %(permanent)s, %(worker_id)s, %(costs)s::numeric[],
-                               %(directives)s::jsonb[]);
+                               %(directives)s::jsonb[], %(org_ids)s::text[]);
 
 -- name: record_outcomes_and_claim
 -- record_outcomes, then claim_tasks for the slots the group freed, in one transaction; the
@@ -98,14 +98,15 @@ SELECT task_id, outcome
 SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
        idempotency_key, timeout_seconds,
        jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item,
-                          'resume', resume)::text AS payload
+                          'resume', resume)::text AS payload, org_id
   FROM charter.record_outcomes_and_claim(
            %(task_ids)s, %(tokens)s, %(outputs)s::jsonb[], %(errors)s::jsonb[], %(permanent)s,
            %(worker_id)s, %(costs)s::numeric[], %(directives)s::jsonb[],
-           %(versions)s, %(limit)s, %(lease_seconds)s);
+           %(versions)s, %(limit)s, %(lease_seconds)s, %(org_ids)s::text[]);
 
 -- name: extend_leases
-SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s);
+SELECT charter.extend_leases(%(worker_id)s, %(task_ids)s, %(tokens)s, %(lease_seconds)s,
+                             %(org_ids)s::text[]);
 
 -- name: register_worker
 SELECT charter.register_worker(%(worker_id)s, %(hostname)s, %(pid)s, %(flows)s, %(concurrency)s,

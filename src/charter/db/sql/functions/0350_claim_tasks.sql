@@ -7,7 +7,8 @@
 -- name (single steps) or the element (map steps), the idempotency key and the timeout,
 -- and for a step that waited (a sleep, a wait_event, a child step) what it waited for.
 -- Concurrency limits and rate limits are applied here, across all workers: see
--- _admit_limited.
+-- _admit_limited. Each task comes back with its org: the worker names a task by its whole
+-- key, (id, org_id), when it records the outcome or renews the lease.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
     p_version_ids text[],
@@ -27,7 +28,8 @@ RETURNS TABLE (
     inputs jsonb,
     item jsonb,
     timeout_seconds integer,
-    resume jsonb
+    resume jsonb,
+    org_id text
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -99,7 +101,8 @@ BEGIN
                 v_expired.attempts, 'failed', v_final, v_expired.worker_id, v_expired.started_at, v_error);
         IF v_final THEN
             v_ids := array_remove(v_ids, v_expired.id);
-            UPDATE charter.tasks SET status = 'failed', available_at = NULL WHERE id = v_expired.id;
+            UPDATE charter.tasks SET status = 'failed', available_at = NULL
+             WHERE id = v_expired.id AND org_id = v_expired.org_id;
             PERFORM charter._fail_run(v_expired.run_id, v_expired.step_slug, v_error);
         END IF;
     END LOOP;
@@ -117,7 +120,7 @@ BEGIN
                started_at = clock_timestamp()
          WHERE t.id = ANY (v_ids)
         RETURNING t.id, t.run_id, t.workflow_slug, t.step_slug, t.task_index, t.attempts,
-                  t.delivery_token
+                  t.delivery_token, t.org_id
     )
     SELECT c.id, c.run_id, c.workflow_slug, c.step_slug, c.task_index, c.attempts,
            c.delivery_token,
@@ -136,7 +139,8 @@ BEGIN
            END,
            coalesce(s.opt_timeout, v.opt_timeout,
                     (charter.flow_option_defaults()->>'timeout')::integer),
-           CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.step_slug, c.task_index, s.step_type, s.config) END
+           CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.step_slug, c.task_index, s.step_type, s.config) END,
+           c.org_id
       FROM claimed AS c
       JOIN charter.runs AS r ON r.id = c.run_id
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug

@@ -5,9 +5,11 @@
 -- (WF-09), then the effects. The task row is deleted: the queue holds only work still to
 -- do. A map task's result goes to its step's inbox at its index; the last one aggregates
 -- them in index order. p_cost (what the attempt cost, e.g. a model call's price) is added
--- to the run's usd_cost. Returns 'completed' or 'stale'.
+-- to the run's usd_cost. Returns 'completed' or 'stale'. The task is named by its whole key,
+-- (id, org_id): a wrong org finds nothing, so the completion is 'stale'.
 CREATE OR REPLACE FUNCTION charter._complete_one(
     p_task_id bigint,
+    p_org_id text,
     p_token uuid,
     p_output jsonb,
     p_worker_id text,
@@ -25,17 +27,18 @@ DECLARE
     v_type      text;
     v_remaining integer;
 BEGIN
-    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id;
+    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id AND t.org_id = p_org_id;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     IF p_directive IS NOT NULL THEN
-        RETURN charter._complete_directed(p_task_id, p_token, p_output, p_worker_id, p_cost, p_directive);
+        RETURN charter._complete_directed(p_task_id, p_org_id, p_token, p_output, p_worker_id, p_cost,
+                                          p_directive);
     END IF;
     -- A completed task leaves the queue: the receipt and the evidence row record it.
     DELETE FROM charter.tasks
-     WHERE id = p_task_id AND delivery_token = p_token AND status = 'started'
+     WHERE id = p_task_id AND org_id = p_org_id AND delivery_token = p_token AND status = 'started'
     RETURNING * INTO v_task;
     IF NOT FOUND THEN
         RETURN 'stale';
@@ -84,7 +87,7 @@ END;
 $$;
 
 -- One task's completion: a group of one (record_outcomes), so it takes the same path as a
--- worker's groups.
+-- worker's groups. Named by id alone, the task's org is looked up.
 CREATE OR REPLACE FUNCTION charter.complete_task(
     p_task_id bigint,
     p_token uuid,
@@ -100,13 +103,13 @@ AS $$
 BEGIN
     RETURN (SELECT o.outcome FROM charter.record_outcomes(
         ARRAY[p_task_id], ARRAY[p_token], ARRAY[coalesce(p_output, 'null'::jsonb)],
-        NULL::jsonb[], NULL::boolean[], p_worker_id, ARRAY[coalesce(p_cost, 0)]) AS o);
+        NULL::jsonb[], NULL::boolean[], p_worker_id, ARRAY[coalesce(p_cost, 0)], NULL, NULL) AS o);
 END;
 $$;
 
 -- Group completion: several finished tasks in one transaction (one commit for all), as
 -- record_outcomes records them: runs locked in id order, each task fenced and processed as
--- complete_task would. Returns each task's outcome.
+-- complete_task would. Returns each task's outcome. The tasks' orgs are looked up.
 CREATE OR REPLACE FUNCTION charter.complete_tasks(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -122,6 +125,6 @@ AS $$
 BEGIN
     -- No errors: every item is a completion.
     RETURN QUERY SELECT * FROM charter.record_outcomes(
-        p_task_ids, p_tokens, p_outputs, NULL, NULL, p_worker_id, p_costs);
+        p_task_ids, p_tokens, p_outputs, NULL, NULL, p_worker_id, p_costs, NULL, NULL);
 END;
 $$;

@@ -9,7 +9,8 @@
 -- Otherwise the task completes as usual. A child that cannot start (its flow is not
 -- deployed, its input is refused) fails the task for good with the reason.
 CREATE OR REPLACE FUNCTION charter._complete_directed(
-    p_task_id bigint, p_token uuid, p_output jsonb, p_worker_id text, p_cost numeric, p_directive jsonb)
+    p_task_id bigint, p_org_id text, p_token uuid, p_output jsonb, p_worker_id text, p_cost numeric,
+    p_directive jsonb)
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = ''
@@ -23,7 +24,8 @@ DECLARE
     v_message text;
 BEGIN
     SELECT * INTO v_task FROM charter.tasks AS t
-     WHERE t.id = p_task_id AND t.delivery_token = p_token AND t.status = 'started'
+     WHERE t.id = p_task_id AND t.org_id = p_org_id AND t.delivery_token = p_token
+       AND t.status = 'started'
        FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'stale';
@@ -41,7 +43,7 @@ BEGIN
             UPDATE charter.tasks AS t
                SET status = 'queued', attempts = t.attempts - 1, delivery_token = NULL,
                    worker_id = NULL, available_at = 'infinity'
-             WHERE t.id = p_task_id;
+             WHERE t.id = p_task_id AND t.org_id = p_org_id;
             v_child_id := charter._start_child(v_task, v_config->>'child', p_output, '$body');
             -- A child from an earlier round of this step (the parent was retried): a failed
             -- one is retried with it; one that finished otherwise answers at once.
@@ -51,12 +53,13 @@ BEGIN
             WHEN 'running' THEN
                 NULL;
             ELSE
-                UPDATE charter.tasks AS t SET available_at = now() WHERE t.id = p_task_id;
+                UPDATE charter.tasks AS t SET available_at = now()
+                 WHERE t.id = p_task_id AND t.org_id = p_org_id;
             END CASE;
         END IF;
     EXCEPTION WHEN others THEN
         GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
-        RETURN charter._fail_one(p_task_id, p_token, jsonb_build_object(
+        RETURN charter._fail_one(p_task_id, p_org_id, p_token, jsonb_build_object(
             'type', 'ChildStartFailed', 'sqlstate', v_state,
             'message', format('A child run of step %L could not start: %s', v_task.step_slug, v_message)),
             true, p_worker_id, p_cost);
@@ -81,11 +84,11 @@ BEGIN
         UPDATE charter.tasks AS t
            SET status = 'queued', attempts = t.attempts - 1, delivery_token = NULL, worker_id = NULL,
                available_at = greatest(now(), (p_directive->>'resumeAt')::timestamptz)
-         WHERE t.id = p_task_id;
+         WHERE t.id = p_task_id AND t.org_id = p_org_id;
         PERFORM pg_notify('charter_tasks', v_task.workflow_slug);
         RETURN 'rescheduled';
     END IF;
-    RETURN charter._complete_one(p_task_id, p_token, p_output, p_worker_id, p_cost);
+    RETURN charter._complete_one(p_task_id, p_org_id, p_token, p_output, p_worker_id, p_cost);
 END;
 $$;
 

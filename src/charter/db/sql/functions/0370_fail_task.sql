@@ -1,9 +1,10 @@
 -- Records a failed attempt. With attempts left (and not p_permanent) the task is queued
 -- again after base_delay * 2^(attempt-1) seconds, ±25% jitter: 'retrying'. Otherwise the
 -- step and the run fail with the error and the run's other tasks are cancelled: 'failed'.
--- A fenced-out call changes nothing: 'stale'.
+-- A fenced-out call changes nothing: 'stale'. The task is named by its whole key, (id, org_id).
 CREATE OR REPLACE FUNCTION charter._fail_one(
     p_task_id bigint,
+    p_org_id text,
     p_token uuid,
     p_error jsonb,
     p_permanent boolean,
@@ -21,13 +22,13 @@ DECLARE
     v_error  jsonb;
     v_delay  numeric;
 BEGIN
-    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id;
+    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id AND t.org_id = p_org_id;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     SELECT * INTO v_task FROM charter.tasks AS t
-     WHERE t.id = p_task_id AND t.delivery_token = p_token AND t.status = 'started'
+     WHERE t.id = p_task_id AND t.org_id = p_org_id AND t.delivery_token = p_token AND t.status = 'started'
        FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'stale';
@@ -55,16 +56,18 @@ BEGIN
         UPDATE charter.tasks
            SET status = 'queued', delivery_token = NULL, worker_id = NULL,
                available_at = now() + make_interval(secs => v_delay::double precision)
-         WHERE id = p_task_id;
+         WHERE id = p_task_id AND org_id = p_org_id;
         PERFORM pg_notify('charter_tasks', v_task.workflow_slug);
         RETURN 'retrying';
     END IF;
-    UPDATE charter.tasks SET status = 'failed', available_at = NULL WHERE id = p_task_id;
+    UPDATE charter.tasks SET status = 'failed', available_at = NULL
+     WHERE id = p_task_id AND org_id = p_org_id;
     PERFORM charter._fail_run(v_run_id, v_task.step_slug, v_error);
     RETURN 'failed';
 END;
 $$;
 
+-- One failed attempt, named by its task's id alone: the task's org is looked up.
 CREATE OR REPLACE FUNCTION charter.fail_task(
     p_task_id bigint,
     p_token uuid,
@@ -78,8 +81,8 @@ LANGUAGE sql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._fail_one(p_task_id, p_token, p_error, coalesce(p_permanent, false), p_worker_id,
-                             p_cost)
+    SELECT charter._fail_one(p_task_id, (SELECT t.org_id FROM charter.tasks AS t WHERE t.id = p_task_id),
+                             p_token, p_error, coalesce(p_permanent, false), p_worker_id, p_cost)
 $$;
 
 -- Several failed attempts in one transaction, as record_outcomes records them (runs locked
@@ -102,6 +105,6 @@ BEGIN
         p_task_ids, p_tokens, NULL,
         ARRAY(SELECT coalesce(u.error, '{}'::jsonb)
                 FROM unnest(p_task_ids, p_errors) WITH ORDINALITY AS u(id, error, n) ORDER BY u.n),
-        p_permanent, p_worker_id, p_costs);
+        p_permanent, p_worker_id, p_costs, NULL, NULL);
 END;
 $$;

@@ -9,6 +9,7 @@
 -- map and wait_event steps) are left to the per-task path.
 CREATE OR REPLACE FUNCTION charter._record_completions(
     p_task_ids bigint[],
+    p_org_ids text[],
     p_tokens uuid[],
     p_outputs jsonb[],
     p_costs numeric[],
@@ -40,10 +41,12 @@ DECLARE
     v_parent    charter.runs;
 BEGIN
     -- A completed task leaves the queue: the receipt and the evidence row record it. One
-    -- DELETE per task, so each reads the queue by primary key whatever the plan's guess.
+    -- DELETE per task by its whole primary key, so each reads one row whatever the plan's
+    -- guess (with a part of the key, a plan made on an empty queue scanned the claim index).
     FOR i IN 1 .. coalesce(array_length(p_task_ids, 1), 0) LOOP
         DELETE FROM charter.tasks AS t
-         WHERE t.id = p_task_ids[i] AND t.delivery_token = p_tokens[i] AND t.status = 'started'
+         WHERE t.id = p_task_ids[i] AND t.org_id = p_org_ids[i]
+           AND t.delivery_token = p_tokens[i] AND t.status = 'started'
            AND EXISTS (SELECT 1 FROM charter.flow_steps AS s
                         WHERE s.version_id = t.version_id AND s.slug = t.step_slug
                           AND s.step_type IN ('single', 'sleep'))

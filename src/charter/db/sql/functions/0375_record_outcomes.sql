@@ -5,6 +5,9 @@
 -- recorded together (_record_completions), the others one by one. Returns each
 -- task's outcome: completed | retrying | failed | stale, or for a completion with a
 -- directive (see _complete_directed) rescheduled | waiting.
+-- p_org_ids gives each task's org, as claim_tasks returned it: a task is read by its whole
+-- key, (id, org_id), which is one row for the planner and one shard for a distributed
+-- PostgreSQL. Without it (an operator's complete_tasks), the orgs are looked up by id.
 CREATE OR REPLACE FUNCTION charter.record_outcomes(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -13,7 +16,8 @@ CREATE OR REPLACE FUNCTION charter.record_outcomes(
     p_permanent boolean[],
     p_worker_id text,
     p_costs numeric[],
-    p_directives jsonb[] DEFAULT NULL
+    p_directives jsonb[] DEFAULT NULL,
+    p_org_ids text[] DEFAULT NULL
 )
 RETURNS TABLE (task_id bigint, outcome text)
 LANGUAGE plpgsql
@@ -28,6 +32,7 @@ SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
+    v_orgs     text[] := p_org_ids;
     v_order    integer[];
     v_plain    integer[];
     v_runs     text[];      -- the group's runs, in the order they are locked
@@ -37,14 +42,19 @@ DECLARE
     v_at       integer;
     i          integer;
 BEGIN
+    IF v_orgs IS NULL THEN
+        SELECT array_agg(t.org_id ORDER BY u.ord) INTO v_orgs
+          FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
+          LEFT JOIN charter.tasks AS t ON t.id = u.id;
+    END IF;
     -- The group's items in run order (tasks already gone sort last), and its runs locked
     -- in that order before anything is written.
     SELECT array_agg(u.ord ORDER BY t.run_id, u.id, u.ord),
            array_agg(u.ord) FILTER (WHERE p_errors[u.ord] IS NULL AND p_directives[u.ord] IS NULL),
            array_agg(DISTINCT t.run_id ORDER BY t.run_id) FILTER (WHERE t.run_id IS NOT NULL)
       INTO v_order, v_plain, v_runs
-      FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
-      LEFT JOIN charter.tasks AS t ON t.id = u.id;
+      FROM unnest(p_task_ids, v_orgs) WITH ORDINALITY AS u(id, org_id, ord)
+      LEFT JOIN charter.tasks AS t ON t.id = u.id AND t.org_id = u.org_id;
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', l.run_id))
        FROM unnest(v_runs) WITH ORDINALITY AS l(run_id, n) ORDER BY l.n;
 
@@ -54,6 +64,7 @@ BEGIN
           INTO v_ids, v_tokens, v_outcomes
           FROM charter._record_completions(
                    ARRAY(SELECT p_task_ids[o] FROM unnest(v_plain) AS o),
+                   ARRAY(SELECT v_orgs[o] FROM unnest(v_plain) AS o),
                    ARRAY(SELECT p_tokens[o] FROM unnest(v_plain) AS o),
                    ARRAY(SELECT p_outputs[o] FROM unnest(v_plain) AS o),
                    ARRAY(SELECT p_costs[o] FROM unnest(v_plain) AS o),
@@ -66,11 +77,11 @@ BEGIN
             outcome := v_outcomes[v_at];
             v_ids[v_at] := NULL;  -- the same task and token again in the group: stale
         ELSIF p_errors[i] IS NULL THEN
-            outcome := charter._complete_one(task_id, p_tokens[i],
+            outcome := charter._complete_one(task_id, v_orgs[i], p_tokens[i],
                                              coalesce(p_outputs[i], 'null'::jsonb), p_worker_id,
                                              coalesce(p_costs[i], 0), p_directives[i]);
         ELSE
-            outcome := charter._fail_one(task_id, p_tokens[i], p_errors[i],
+            outcome := charter._fail_one(task_id, v_orgs[i], p_tokens[i], p_errors[i],
                                          coalesce(p_permanent[i], false), p_worker_id,
                                          coalesce(p_costs[i], 0));
         END IF;

@@ -3,7 +3,8 @@
 -- round trip in between, and a busy worker commits once per group instead of twice.
 -- Recording comes first and waits only for run locks; claiming never waits for a run
 -- lock (claim_tasks skips locked tasks and only tries run locks), so two workers doing
--- this cannot deadlock. Returns what claim_tasks returns.
+-- this cannot deadlock. Returns what claim_tasks returns. p_org_ids: each task's org, as
+-- record_outcomes takes it.
 CREATE OR REPLACE FUNCTION charter.record_outcomes_and_claim(
     p_task_ids bigint[],
     p_tokens uuid[],
@@ -15,7 +16,8 @@ CREATE OR REPLACE FUNCTION charter.record_outcomes_and_claim(
     p_directives jsonb[],
     p_version_ids text[],
     p_limit integer,
-    p_lease_seconds integer
+    p_lease_seconds integer,
+    p_org_ids text[] DEFAULT NULL
 )
 RETURNS TABLE (
     task_id bigint,
@@ -30,7 +32,8 @@ RETURNS TABLE (
     inputs jsonb,
     item jsonb,
     timeout_seconds integer,
-    resume jsonb
+    resume jsonb,
+    org_id text
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -38,7 +41,7 @@ SET search_path = ''
 AS $$
 BEGIN
     PERFORM FROM charter.record_outcomes(p_task_ids, p_tokens, p_outputs, p_errors, p_permanent,
-                                         p_worker_id, p_costs, p_directives);
+                                         p_worker_id, p_costs, p_directives, p_org_ids);
     IF p_limit > 0 THEN
         RETURN QUERY SELECT * FROM charter.claim_tasks(p_worker_id, p_version_ids, p_limit,
                                                         p_lease_seconds);

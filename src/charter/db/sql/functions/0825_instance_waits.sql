@@ -245,7 +245,7 @@ BEGIN
         SELECT w.run_id, w.step_slug, w.task_index, t.id AS task_id
           FROM charter.flow_event_waits AS w
           JOIN charter.tasks AS t ON t.run_id = w.run_id AND t.step_slug = w.step_slug
-                                 AND t.task_index = w.task_index
+                                 AND t.task_index = w.task_index AND t.org_id = w.org_id
          WHERE w.org_id = v_org AND w.event_key = p_key AND w.event IS NULL AND t.status = 'queued'
          ORDER BY w.created_at
            FOR UPDATE OF w, t
@@ -258,7 +258,7 @@ BEGIN
         RETURNING waiting.task_id
     ), woken AS (
         UPDATE charter.tasks AS t SET available_at = now()
-          FROM attached WHERE t.id = attached.task_id
+          FROM attached WHERE t.id = attached.task_id AND t.org_id = v_org
         RETURNING t.workflow_slug
     )
     SELECT v_matched + count(*), (SELECT min(workflow_slug) FROM woken)

@@ -4,11 +4,11 @@
 -- each key stays as strict as before, because those leading columns already decide the org
 -- (ids are generated, and every row of a run is written with its run's org).
 -- runs keeps PRIMARY KEY (id): a run id is chosen by its caller and is unique across orgs
--- until the calls that name a run carry its org (§ 15, "What stands in the way"). tasks
--- keeps PRIMARY KEY (id) until a completion names its task's org too: completions delete a
--- task by id alone, and only a key on id alone tells the planner that reads one row (with
--- (id, org_id), a plan made on an empty queue scanned the claim index instead, and a
--- 10,000-task backlog halved the rate).
+-- until the calls that name a run carry its org (§ 15, "What stands in the way").
+-- A worker names a task by its whole key, (id, org_id): claim_tasks returns each task's org
+-- and the calls that record outcomes and renew leases take it back. A lookup by id alone
+-- under a key on (id, org_id) is no longer sure to read one row, and a plan made on an
+-- empty queue then scanned the claim index (a 10,000-task backlog halved the rate).
 
 -- The email process's foreign keys name its keys, so they go first and come back with org_id.
 ALTER TABLE charter.send_email_tasks DROP CONSTRAINT send_email_tasks_email_message_id_fkey;
@@ -21,7 +21,9 @@ ALTER TABLE charter.step_states DROP CONSTRAINT step_states_pkey,
     ADD CONSTRAINT step_states_pkey PRIMARY KEY (run_id, step_slug, org_id);
 ALTER TABLE charter.inbox DROP CONSTRAINT inbox_pkey,
     ADD CONSTRAINT inbox_pkey PRIMARY KEY (run_id, target_step, source_step, spread_index, org_id);
-ALTER TABLE charter.tasks DROP CONSTRAINT tasks_run_step_index_unique,
+ALTER TABLE charter.tasks DROP CONSTRAINT tasks_pkey,
+    ADD CONSTRAINT tasks_pkey PRIMARY KEY (id, org_id),
+    DROP CONSTRAINT tasks_run_step_index_unique,
     ADD CONSTRAINT tasks_run_step_index_unique UNIQUE (run_id, step_slug, task_index, org_id);
 ALTER TABLE charter.step_executions DROP CONSTRAINT step_executions_pkey,
     ADD CONSTRAINT step_executions_pkey PRIMARY KEY (created_at, id, org_id);
@@ -76,3 +78,15 @@ ALTER TABLE charter.send_email_task_failed ADD CONSTRAINT send_email_task_failed
     FOREIGN KEY (send_email_task_id, org_id) REFERENCES charter.send_email_tasks (id, org_id);
 ALTER TABLE charter.send_email_task_succeeded ADD CONSTRAINT send_email_task_succeeded_task_fkey
     FOREIGN KEY (send_email_task_id, org_id) REFERENCES charter.send_email_tasks (id, org_id);
+
+-- The calls that name a task now take its org (or, an operator's, look it up); claim_tasks
+-- returns it. Their new signatures are created with the other functions.
+DROP FUNCTION IF EXISTS charter.claim_tasks(text, text[], integer, integer);
+DROP FUNCTION IF EXISTS charter.record_outcomes_and_claim(bigint[], uuid[], jsonb[], jsonb[], boolean[], text,
+                                                numeric[], jsonb[], text[], integer, integer);
+DROP FUNCTION IF EXISTS charter.record_outcomes(bigint[], uuid[], jsonb[], jsonb[], boolean[], text, numeric[], jsonb[]);
+DROP FUNCTION IF EXISTS charter.extend_leases(text, bigint[], uuid[], integer);
+DROP FUNCTION IF EXISTS charter._record_completions(bigint[], uuid[], jsonb[], numeric[], text);
+DROP FUNCTION IF EXISTS charter._complete_one(bigint, uuid, jsonb, text, numeric, jsonb);
+DROP FUNCTION IF EXISTS charter._complete_directed(bigint, uuid, jsonb, text, numeric, jsonb);
+DROP FUNCTION IF EXISTS charter._fail_one(bigint, uuid, jsonb, boolean, text, numeric);

@@ -17,7 +17,7 @@ CREATE TABLE charter.tasks (
     limit_key      text,
     limit_max      integer,
     rate_key       text,
-    CONSTRAINT tasks_pkey PRIMARY KEY (id),
+    CONSTRAINT tasks_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT tasks_run_step_index_unique UNIQUE (run_id, step_slug, task_index, org_id),
     CONSTRAINT task_status_is_known
         CHECK (status IN ('queued', 'started', 'completed', 'failed', 'cancelled')),
