@@ -56,16 +56,21 @@ def test_an_engine_cannot_sleep_while_a_writer_that_will_not_notify_is_open(acme
     with (
         psycopg.connect(db_url, autocommit=True) as listener,
         psycopg.connect(db_url, autocommit=True) as engine,
+        psycopg.connect(db_url, autocommit=True) as other,
         psycopg.connect(db_url) as writer,
     ):
         listener.execute("LISTEN charter_events")
         _update(writer, doc.id, 1)  # holds the lock shared until it ends
         assert _sleeps(engine) == "writing"
+        assert _sleeps(other) == "writing"
         writer.commit()
         assert _notes(listener) == []
-        # Now it may sleep, and the look it takes first finds the event that was not notified.
-        assert _sleeps(engine) == "asleep"
-        assert doc.id in _pending(engine)
+        # Told 'writing', an engine holds nothing (its own shared lock would not stop
+        # itself, but would stop another): another one may sleep now, and the look it takes
+        # first finds the event that was not notified.
+        assert _sleeps(other) == "asleep"
+        assert doc.id in _pending(other)
+        assert _sleeps(engine) == "watched"
 
 
 def test_a_second_engine_is_watched_by_the_sleeping_one(acme, db_url):

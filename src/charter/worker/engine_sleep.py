@@ -73,6 +73,14 @@ class EngineSleep:
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed:
             self._conn = await psycopg.AsyncConnection.connect(
-                pool_conninfo(self._store.target, "charter-engine-sleep"), autocommit=True
+                pool_conninfo(self._store.target, "charter-engine-sleep"),
+                autocommit=True,
+                # The connection idles while the engine sleeps: with keepalives, a call on
+                # it after the server went away fails within a minute instead of waiting
+                # out TCP's retransmissions.
+                keepalives=1,
+                keepalives_idle=30,
+                keepalives_interval=10,
+                keepalives_count=3,
             )
         return self._conn
