@@ -32,7 +32,7 @@ SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_orgs     text[] := p_org_ids;
+    v_orgs     text[] := coalesce(p_org_ids, charter._task_orgs(p_task_ids));
     v_order    integer[];
     v_plain    integer[];
     v_runs     text[];      -- the group's runs, in the order they are locked
@@ -42,11 +42,6 @@ DECLARE
     v_at       integer;
     i          integer;
 BEGIN
-    IF v_orgs IS NULL THEN
-        SELECT array_agg(t.org_id ORDER BY u.ord) INTO v_orgs
-          FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
-          LEFT JOIN charter.tasks AS t ON t.id = u.id;
-    END IF;
     -- The group's items in run order (tasks already gone sort last), and its runs locked
     -- in that order before anything is written.
     SELECT array_agg(u.ord ORDER BY t.run_id, u.id, u.ord),
@@ -88,4 +83,17 @@ BEGIN
         RETURN NEXT;
     END LOOP;
 END;
+$$;
+
+-- The org of each task named by its id alone (an operator's call), in order; null for a task
+-- that is gone. A worker never needs this: claim_tasks gave it every task's org.
+CREATE OR REPLACE FUNCTION charter._task_orgs(p_task_ids bigint[])
+RETURNS text[]
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT array_agg(t.org_id ORDER BY u.ord)
+      FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
+      LEFT JOIN charter.tasks AS t ON t.id = u.id
 $$;

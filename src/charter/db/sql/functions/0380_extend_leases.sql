@@ -17,13 +17,8 @@ SET search_path = ''
 AS $$
 DECLARE
     v_held bigint[];
-    v_orgs text[] := p_org_ids;
+    v_orgs text[] := coalesce(p_org_ids, charter._task_orgs(p_task_ids));
 BEGIN
-    IF v_orgs IS NULL THEN
-        SELECT array_agg(t.org_id ORDER BY u.ord) INTO v_orgs
-          FROM unnest(p_task_ids) WITH ORDINALITY AS u(id, ord)
-          LEFT JOIN charter.tasks AS t ON t.id = u.id;
-    END IF;
     UPDATE charter.workers SET last_heartbeat_at = now() WHERE id = p_worker_id;
     WITH renewed AS (
         UPDATE charter.tasks AS t
