@@ -81,7 +81,7 @@ LANGUAGE sql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._fail_one(p_task_id, (SELECT t.org_id FROM charter.tasks AS t WHERE t.id = p_task_id),
+    SELECT charter._fail_one(p_task_id, (charter._task_orgs(ARRAY[p_task_id]))[1],
                              p_token, p_error, coalesce(p_permanent, false), p_worker_id, p_cost)
 $$;
 
