@@ -36,7 +36,7 @@ FORBIDDEN = [
     "SELECT charter.delete_flow_and_data('roles_flow')",
     "SELECT charter.deploy_flow('roles_flow', '{}'::jsonb)",
     "SELECT charter.ensure_flow_compiled('roles_flow', '{}'::jsonb)",
-    "SELECT charter._fail_run('x', 'y', '{}')",
+    "SELECT charter._fail_run('x', 'default', 'y', '{}')",
     "SELECT charter.rebuild_run_projection('x')",
     "CREATE TABLE charter.mine (id int)",
 ]

@@ -129,8 +129,8 @@ BEGIN
             p_parent->>'runId', p_parent->>'step', (p_parent->>'taskIndex')::integer, p_parent->>'key')
     ON CONFLICT (id) DO NOTHING;
     IF NOT FOUND THEN
-        SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id;
-        IF v_existing.org_id <> p_org_id THEN
+        SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id AND r.org_id = p_org_id;
+        IF NOT FOUND THEN
             -- Another org's run: say nothing about it (not its flow, not its input).
             RAISE EXCEPTION USING ERRCODE = 'CH006',
                 MESSAGE = format('Run id %L is taken', v_run_id),
@@ -154,12 +154,14 @@ BEGIN
 
     FOR v_step IN
         SELECT s.step_slug FROM charter.step_states AS s
-         WHERE s.run_id = v_run_id AND s.required = 0 ORDER BY s.step_slug
+         WHERE s.run_id = v_run_id AND s.org_id = p_org_id AND s.required = 0
+         ORDER BY s.step_slug
     LOOP
-        PERFORM charter._start_step(v_run_id, v_step.step_slug, v_input);
+        PERFORM charter._start_step(v_run_id, p_org_id, v_step.step_slug, v_input);
     END LOOP;
     RETURN jsonb_build_object('runId', v_run_id, 'created', true,
-                              'status', (SELECT r.status FROM charter.runs AS r WHERE r.id = v_run_id),
+                              'status', (SELECT r.status FROM charter.runs AS r
+                                          WHERE r.id = v_run_id AND r.org_id = p_org_id),
                               'versionId', v_version_id);
 END;
 $$;

@@ -6,7 +6,7 @@
 -- In a run that is no longer running the step is marked cancelled and nothing is queued
 -- (retry_run starts it again). Tasks that already exist are kept, and a map's completed
 -- elements (their results are in the inbox) are not queued again, so retrying is safe.
-CREATE OR REPLACE FUNCTION charter._start_step(p_run_id text, p_step_slug text, p_source jsonb)
+CREATE OR REPLACE FUNCTION charter._start_step(p_run_id text, p_org_id text, p_step_slug text, p_source jsonb)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
@@ -28,7 +28,7 @@ DECLARE
     v_rate_key  text;
     v_event   charter.inbound_events;
 BEGIN
-    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
     SELECT s.step_type,
            coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
            coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
@@ -43,7 +43,7 @@ BEGIN
         v_count := jsonb_array_length(p_source);
     ELSIF v_run.status <> 'running' THEN
         UPDATE charter.step_states SET status = 'cancelled'
-         WHERE run_id = p_run_id AND step_slug = p_step_slug;
+         WHERE run_id = p_run_id AND step_slug = p_step_slug AND org_id = p_org_id;
         RETURN;
     ELSE
         v_error := jsonb_build_object(
@@ -52,8 +52,8 @@ BEGIN
                               p_step_slug, left(p_source::text, 200), jsonb_typeof(p_source)),
             'step', p_step_slug, 'taskIndex', 0, 'attempt', 0);
         INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal, error)
-        VALUES (v_run.org_id, p_run_id, p_step_slug, 'failed', true, v_error);
-        PERFORM charter._fail_run(p_run_id, p_step_slug, v_error);
+        VALUES (p_org_id, p_run_id, p_step_slug, 'failed', true, v_error);
+        PERFORM charter._fail_run(p_run_id, p_org_id, p_step_slug, v_error);
         RETURN;
     END IF;
 
@@ -65,11 +65,12 @@ BEGIN
            remaining_tasks = v_count - CASE WHEN s.initial_tasks IS NULL OR v_type <> 'map' THEN 0 ELSE (
                SELECT count(*) FROM charter.inbox AS i
                 WHERE i.run_id = p_run_id AND i.target_step = p_step_slug
-                  AND i.source_step = p_step_slug AND i.spread_index >= 0)::integer END,
+                  AND i.source_step = p_step_slug AND i.spread_index >= 0
+                  AND i.org_id = p_org_id)::integer END,
            ready_at = coalesce(s.ready_at, now())
-     WHERE s.run_id = p_run_id AND s.step_slug = p_step_slug;
+     WHERE s.run_id = p_run_id AND s.step_slug = p_step_slug AND s.org_id = p_org_id;
     IF v_count = 0 THEN
-        PERFORM charter._complete_step(p_run_id, p_step_slug, '[]'::jsonb);
+        PERFORM charter._complete_step(p_run_id, p_org_id, p_step_slug, '[]'::jsonb);
         RETURN;
     END IF;
     IF v_run.status <> 'running' THEN
@@ -79,7 +80,8 @@ BEGIN
     IF v_config IS NOT NULL OR v_limits ?| '{concurrency,rateLimit}' OR v_flow_limits ?| '{concurrency,rateLimit}' THEN
         v_vars := jsonb_build_object('run', v_run.input) || coalesce((
             SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i
-             WHERE i.run_id = p_run_id AND i.target_step = p_step_slug AND i.spread_index = -1), '{}'::jsonb);
+             WHERE i.run_id = p_run_id AND i.target_step = p_step_slug AND i.spread_index = -1
+               AND i.org_id = p_org_id), '{}'::jsonb);
     END IF;
     IF v_type = 'sleep' THEN
         BEGIN
@@ -141,7 +143,7 @@ BEGIN
      WHERE v_type <> 'map' OR NOT EXISTS (
            SELECT 1 FROM charter.inbox AS e
             WHERE e.run_id = p_run_id AND e.target_step = p_step_slug
-              AND e.source_step = p_step_slug AND e.spread_index = i)
+              AND e.source_step = p_step_slug AND e.spread_index = i AND e.org_id = p_org_id)
     ON CONFLICT (run_id, step_slug, task_index, org_id) DO NOTHING;
     -- A wake-up hint carrying an id only; workers poll as well (NOTIFY is deduplicated per
     -- transaction, so a batch of starts sends one).
@@ -162,6 +164,6 @@ DECLARE
 BEGIN
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal, error)
     VALUES (p_run.org_id, p_run.id, p_step_slug, 'failed', true, v_error);
-    PERFORM charter._fail_run(p_run.id, p_step_slug, v_error);
+    PERFORM charter._fail_run(p_run.id, p_run.org_id, p_step_slug, v_error);
 END;
 $$;

@@ -2,7 +2,7 @@
 -- successors that became ready (exactly once: when arrivals reach required), and complete the
 -- run when $end has heard from every leaf step. Runs under the run's advisory lock.
 -- (The output of a run's only last step is kept in the run's output, not in the inbox.)
-CREATE OR REPLACE FUNCTION charter._complete_step(p_run_id text, p_step_slug text, p_output jsonb)
+CREATE OR REPLACE FUNCTION charter._complete_step(p_run_id text, p_org_id text, p_step_slug text, p_output jsonb)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
@@ -13,10 +13,10 @@ DECLARE
     v_arrivals  integer;
     v_required  integer;
 BEGIN
-    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
     UPDATE charter.step_states
        SET status = 'completed', remaining_tasks = 0, completed_at = now()
-     WHERE run_id = p_run_id AND step_slug = p_step_slug;
+     WHERE run_id = p_run_id AND step_slug = p_step_slug AND org_id = p_org_id;
 
     FOR v_target IN
         SELECT d.step_slug FROM charter.flow_step_deps AS d
@@ -32,7 +32,8 @@ BEGIN
            SET arrivals = arrivals + 1,
                status = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN 'completed' ELSE status END,
                completed_at = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN now() ELSE completed_at END
-         WHERE run_id = p_run_id AND step_slug = v_target AND arrivals < required
+         WHERE run_id = p_run_id AND step_slug = v_target AND org_id = p_org_id
+           AND arrivals < required
         RETURNING arrivals, required INTO v_arrivals, v_required;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH009',
@@ -42,7 +43,7 @@ BEGIN
         -- A run with one last step takes its output straight from it: no inbox row for $end.
         IF v_target <> '$end' OR v_required > 1 THEN
             INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
-            VALUES (p_run_id, v_target, p_step_slug, v_run.org_id, p_output);
+            VALUES (p_run_id, v_target, p_step_slug, p_org_id, p_output);
         END IF;
         CONTINUE WHEN v_arrivals < v_required;
         IF v_target = '$end' THEN
@@ -51,14 +52,15 @@ BEGIN
                    output = CASE WHEN v_required = 1 THEN jsonb_build_object(p_step_slug, p_output)
                                  ELSE (SELECT jsonb_object_agg(i.source_step, i.value)
                                          FROM charter.inbox AS i
-                                        WHERE i.run_id = p_run_id AND i.target_step = '$end') END
-             WHERE id = p_run_id AND status = 'running';
+                                        WHERE i.run_id = p_run_id AND i.target_step = '$end'
+                                          AND i.org_id = p_org_id) END
+             WHERE id = p_run_id AND org_id = p_org_id AND status = 'running';
             PERFORM pg_notify('charter_runs', p_run_id);
             IF v_run.parent_run_id IS NOT NULL THEN
                 PERFORM charter._wake_parent(v_run);
             END IF;
         ELSE
-            PERFORM charter._start_step(p_run_id, v_target, p_output);
+            PERFORM charter._start_step(p_run_id, p_org_id, v_target, p_output);
         END IF;
     END LOOP;
 END;

@@ -70,7 +70,8 @@ BEGIN
                AND t.available_at <= now()
                AND (t.limit_key IS NULL
                     OR (SELECT count(*) FROM charter.tasks AS r
-                         WHERE r.limit_key = t.limit_key AND r.status = 'started'
+                         WHERE r.limit_key = t.limit_key AND r.org_id = t.org_id
+                           AND r.status = 'started'
                            AND r.available_at > now()) < t.limit_max)
              ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
              LIMIT p_limit
@@ -103,7 +104,7 @@ BEGIN
             v_ids := array_remove(v_ids, v_expired.id);
             UPDATE charter.tasks SET status = 'failed', available_at = NULL
              WHERE id = v_expired.id AND org_id = v_expired.org_id;
-            PERFORM charter._fail_run(v_expired.run_id, v_expired.step_slug, v_error);
+            PERFORM charter._fail_run(v_expired.run_id, v_expired.org_id, v_expired.step_slug, v_error);
         END IF;
     END LOOP;
 
@@ -129,20 +130,21 @@ BEGIN
            CASE WHEN s.step_type = 'single' THEN
                coalesce((SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i
                           WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
-                            AND i.spread_index = -1), '{}'::jsonb)
+                            AND i.spread_index = -1 AND i.org_id = c.org_id), '{}'::jsonb)
            END,
            CASE WHEN s.step_type = 'map' THEN
                coalesce((SELECT i.value FROM charter.inbox AS i
                           WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
-                            AND i.source_step <> c.step_slug AND i.spread_index = -1),
+                            AND i.source_step <> c.step_slug AND i.spread_index = -1
+                            AND i.org_id = c.org_id),
                         r.input) -> c.task_index
            END,
            coalesce(s.opt_timeout, v.opt_timeout,
                     (charter.flow_option_defaults()->>'timeout')::integer),
-           CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.step_slug, c.task_index, s.step_type, s.config) END,
+           CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.org_id, c.step_slug, c.task_index, s.step_type, s.config) END,
            c.org_id
       FROM claimed AS c
-      JOIN charter.runs AS r ON r.id = c.run_id
+      JOIN charter.runs AS r ON r.id = c.run_id AND r.org_id = c.org_id
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
      ORDER BY c.id;

@@ -28,12 +28,13 @@ BEGIN
          WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL ORDER BY t.limit_key) AS k
      WHERE pg_try_advisory_xact_lock(charter._lock_key('concurrency', k.limit_key));
     SELECT coalesce(array_agg(c.id), '{}') INTO v_refused FROM (
-        SELECT t.id, t.limit_key, t.limit_max,
+        SELECT t.id, t.org_id, t.limit_key, t.limit_max,
                row_number() OVER (PARTITION BY t.limit_key ORDER BY array_position(p_ids, t.id)) AS n
           FROM charter.tasks AS t WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL) AS c
      WHERE NOT (c.limit_key = ANY (v_keys))
         OR c.n > c.limit_max - (SELECT count(*) FROM charter.tasks AS r
-                                 WHERE r.limit_key = c.limit_key AND r.status = 'started'
+                                 WHERE r.limit_key = c.limit_key AND r.org_id = c.org_id
+                                   AND r.status = 'started'
                                    AND r.available_at > now());
     v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_refused));
 

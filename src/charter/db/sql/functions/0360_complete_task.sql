@@ -52,7 +52,7 @@ BEGIN
         RETURN 'stale';
     END IF;
     IF coalesce(p_cost, 0) > 0 THEN
-        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id;
+        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id AND org_id = p_org_id;
     END IF;
     INSERT INTO charter.step_executions (
         org_id, run_id, step_slug, task_index, attempt, status, terminal, idempotency_key,
@@ -66,21 +66,22 @@ BEGIN
     IF v_type <> 'map' THEN
         IF v_type = 'wait_event' THEN
             DELETE FROM charter.flow_event_waits AS w
-             WHERE w.run_id = v_run_id AND w.step_slug = v_task.step_slug AND w.task_index = v_task.task_index;
+             WHERE w.run_id = v_run_id AND w.step_slug = v_task.step_slug AND w.task_index = v_task.task_index
+               AND w.org_id = p_org_id;
         END IF;
-        PERFORM charter._complete_step(v_run_id, v_task.step_slug, p_output);
+        PERFORM charter._complete_step(v_run_id, p_org_id, v_task.step_slug, p_output);
         RETURN 'completed';
     END IF;
     INSERT INTO charter.inbox (run_id, target_step, source_step, spread_index, org_id, value)
     VALUES (v_run_id, v_task.step_slug, v_task.step_slug, v_task.task_index, v_task.org_id, p_output);
     UPDATE charter.step_states SET remaining_tasks = remaining_tasks - 1
-     WHERE run_id = v_run_id AND step_slug = v_task.step_slug
+     WHERE run_id = v_run_id AND step_slug = v_task.step_slug AND org_id = p_org_id
     RETURNING remaining_tasks INTO v_remaining;
     IF v_remaining = 0 THEN
-        PERFORM charter._complete_step(v_run_id, v_task.step_slug, (
+        PERFORM charter._complete_step(v_run_id, p_org_id, v_task.step_slug, (
             SELECT jsonb_agg(i.value ORDER BY i.spread_index) FROM charter.inbox AS i
              WHERE i.run_id = v_run_id AND i.target_step = v_task.step_slug
-               AND i.source_step = v_task.step_slug));
+               AND i.source_step = v_task.step_slug AND i.org_id = p_org_id));
     END IF;
     RETURN 'completed';
 END;

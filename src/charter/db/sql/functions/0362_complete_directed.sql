@@ -47,9 +47,9 @@ BEGIN
             v_child_id := charter._start_child(v_task, v_config->>'child', p_output, '$body');
             -- A child from an earlier round of this step (the parent was retried): a failed
             -- one is retried with it; one that finished otherwise answers at once.
-            CASE (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child_id)
+            CASE (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child_id AND r.org_id = p_org_id)
             WHEN 'failed' THEN
-                PERFORM charter.retry_run(v_child_id);
+                PERFORM charter.retry_run(v_child_id, p_org_id);
             WHEN 'running' THEN
                 NULL;
             ELSE
@@ -65,7 +65,7 @@ BEGIN
             true, p_worker_id, p_cost);
     END;
     IF coalesce(p_cost, 0) > 0 AND (p_directive ? 'startChild' OR p_directive ? 'resumeAt') THEN
-        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_task.run_id;
+        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_task.run_id AND org_id = p_org_id;
     END IF;
     IF p_directive ? 'startChild' THEN
         INSERT INTO charter.step_executions (
@@ -103,11 +103,11 @@ AS $$
 DECLARE
     v_id text := charter._child_run_id(p_task.run_id, p_task.step_slug, p_task.task_index, p_key);
 BEGIN
-    IF EXISTS (SELECT 1 FROM charter.runs AS r WHERE r.id = v_id) THEN
+    IF EXISTS (SELECT 1 FROM charter.runs AS r WHERE r.id = v_id AND r.org_id = p_task.org_id) THEN
         RETURN v_id;
     END IF;
     PERFORM charter.start_run(p_flow, coalesce(p_input, 'null'::jsonb), v_id, p_task.org_id, NULL,
-        (SELECT r.priority FROM charter.runs AS r WHERE r.id = p_task.run_id),
+        (SELECT r.priority FROM charter.runs AS r WHERE r.id = p_task.run_id AND r.org_id = p_task.org_id),
         jsonb_build_object('runId', p_task.run_id, 'step', p_task.step_slug,
                            'taskIndex', p_task.task_index, 'key', p_key));
     RETURN v_id;

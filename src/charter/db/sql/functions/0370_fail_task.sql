@@ -34,7 +34,7 @@ BEGIN
         RETURN 'stale';
     END IF;
     IF coalesce(p_cost, 0) > 0 THEN  -- a failed attempt may still have cost money
-        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id;
+        UPDATE charter.runs SET usd_cost = usd_cost + p_cost WHERE id = v_run_id AND org_id = p_org_id;
     END IF;
     v_final := p_permanent OR v_task.attempts >= v_task.max_attempts;
     v_error := coalesce(p_error, '{}'::jsonb) || jsonb_build_object(
@@ -52,7 +52,7 @@ BEGIN
           FROM charter.runs AS r
           JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
           JOIN charter.workflow_versions AS v ON v.id = r.version_id
-         WHERE r.id = v_run_id;
+         WHERE r.id = v_run_id AND r.org_id = p_org_id;
         UPDATE charter.tasks
            SET status = 'queued', delivery_token = NULL, worker_id = NULL,
                available_at = now() + make_interval(secs => v_delay::double precision)
@@ -62,7 +62,7 @@ BEGIN
     END IF;
     UPDATE charter.tasks SET status = 'failed', available_at = NULL
      WHERE id = p_task_id AND org_id = p_org_id;
-    PERFORM charter._fail_run(v_run_id, v_task.step_slug, v_error);
+    PERFORM charter._fail_run(v_run_id, p_org_id, v_task.step_slug, v_error);
     RETURN 'failed';
 END;
 $$;

@@ -32,10 +32,12 @@ DECLARE
     v_orgs      text[];
     v_outputs   jsonb[];
     v_overflow  text[];      -- a node that got more arrivals than it waits for, and its run
-    v_end_runs  text[];      -- runs whose $end is complete
+    v_end_runs  text[];      -- runs whose $end is complete, and their orgs
+    v_end_orgs  text[];
     v_end_sources text[];    -- for a run with one last step, its slug and output
     v_end_outputs jsonb[];
     v_ready_runs  text[];    -- successors ready now, and the output that made them ready
+    v_ready_orgs  text[];
     v_ready_steps text[];
     v_ready_sources jsonb[];
     v_parent    charter.runs;
@@ -72,10 +74,11 @@ BEGIN
         INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
         SELECT d.run_id, d.key, d.org_id FROM deleted AS d
         ON CONFLICT DO NOTHING
-        RETURNING run_id, idempotency_key
+        RETURNING run_id, idempotency_key, org_id
     ), done AS (
         SELECT d.* FROM deleted AS d
           JOIN receipted AS r ON r.run_id = d.run_id AND r.idempotency_key = d.key
+                             AND r.org_id = d.org_id
     ), evidence AS (
         INSERT INTO charter.step_executions (
             org_id, run_id, step_slug, task_index, attempt, status, terminal, idempotency_key,
@@ -85,14 +88,14 @@ BEGIN
           FROM done AS d
     ), costs AS (
         UPDATE charter.runs AS r SET usd_cost = r.usd_cost + c.cost
-          FROM (SELECT d.run_id, sum(d.cost) AS cost FROM done AS d
-                 WHERE d.cost > 0 GROUP BY d.run_id) AS c
-         WHERE r.id = c.run_id
+          FROM (SELECT d.run_id, d.org_id, sum(d.cost) AS cost FROM done AS d
+                 WHERE d.cost > 0 GROUP BY d.run_id, d.org_id) AS c
+         WHERE r.id = c.run_id AND r.org_id = c.org_id
     ), finished AS (
         UPDATE charter.step_states AS s
            SET status = 'completed', remaining_tasks = 0, completed_at = now()
           FROM done AS d
-         WHERE s.run_id = d.run_id AND s.step_slug = d.step_slug
+         WHERE s.run_id = d.run_id AND s.step_slug = d.step_slug AND s.org_id = d.org_id
     )
     SELECT array_agg(d.id), array_agg(d.run_id), array_agg(d.step_slug), array_agg(d.version_id),
            array_agg(d.org_id), array_agg(d.output)
@@ -115,11 +118,11 @@ BEGIN
         ), counted AS (
             -- The last arrival's output is what a node started now receives (a map's
             -- elements), and what a run with one last step keeps.
-            SELECT a.run_id, a.target, count(*)::integer AS n,
+            SELECT a.run_id, a.org_id, a.target, count(*)::integer AS n,
                    (array_agg(a.source ORDER BY a.id DESC))[1] AS source,
                    (array_agg(a.output ORDER BY a.id DESC))[1] AS output
               FROM arrivals AS a
-             GROUP BY a.run_id, a.target
+             GROUP BY a.run_id, a.org_id, a.target
         ), arrived AS (
             UPDATE charter.step_states AS s
                SET arrivals = s.arrivals + c.n,
@@ -128,30 +131,33 @@ BEGIN
                    completed_at = CASE WHEN c.target = '$end' AND s.arrivals + c.n = s.required
                                        THEN now() ELSE s.completed_at END
               FROM counted AS c
-             WHERE s.run_id = c.run_id AND s.step_slug = c.target
+             WHERE s.run_id = c.run_id AND s.step_slug = c.target AND s.org_id = c.org_id
                AND s.arrivals + c.n <= s.required
-            RETURNING s.run_id, s.step_slug, s.arrivals, s.required, c.source, c.output
+            RETURNING s.run_id, s.org_id, s.step_slug, s.arrivals, s.required, c.source, c.output
         ), inboxed AS (
             INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
             SELECT a.run_id, a.target, a.source, a.org_id, a.output
               FROM arrivals AS a
-              JOIN arrived AS r ON r.run_id = a.run_id AND r.step_slug = a.target
+              JOIN arrived AS r ON r.run_id = a.run_id AND r.step_slug = a.target AND r.org_id = a.org_id
              WHERE a.target <> '$end' OR r.required > 1
         )
         SELECT (SELECT array[c.target, c.run_id] FROM counted AS c
                  WHERE NOT EXISTS (SELECT 1 FROM arrived AS r
-                                    WHERE r.run_id = c.run_id AND r.step_slug = c.target)
+                                    WHERE r.run_id = c.run_id AND r.step_slug = c.target
+                                      AND r.org_id = c.org_id)
                  LIMIT 1),
                array_agg(r.run_id ORDER BY r.run_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
+               array_agg(r.org_id ORDER BY r.run_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
                array_agg(CASE WHEN r.required = 1 THEN r.source END ORDER BY r.run_id)
                    FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
                array_agg(CASE WHEN r.required = 1 THEN r.output END ORDER BY r.run_id)
                    FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
                array_agg(r.run_id ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
+               array_agg(r.org_id ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
                array_agg(r.step_slug ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
                array_agg(r.output ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required)
-          INTO v_overflow, v_end_runs, v_end_sources, v_end_outputs,
-               v_ready_runs, v_ready_steps, v_ready_sources
+          INTO v_overflow, v_end_runs, v_end_orgs, v_end_sources, v_end_outputs,
+               v_ready_runs, v_ready_orgs, v_ready_steps, v_ready_sources
           FROM arrived AS r;
         IF v_overflow IS NOT NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CH009',
@@ -168,13 +174,16 @@ BEGIN
                    output = CASE WHEN e.source IS NOT NULL THEN jsonb_build_object(e.source, e.output)
                                  ELSE (SELECT jsonb_object_agg(i.source_step, i.value)
                                          FROM charter.inbox AS i
-                                        WHERE i.run_id = r.id AND i.target_step = '$end') END
-              FROM unnest(v_end_runs, v_end_sources, v_end_outputs) AS e(run_id, source, output)
-             WHERE r.id = e.run_id AND r.status = 'running';
+                                        WHERE i.run_id = r.id AND i.target_step = '$end'
+                                          AND i.org_id = r.org_id) END
+              FROM unnest(v_end_runs, v_end_orgs, v_end_sources, v_end_outputs)
+                   AS e(run_id, org_id, source, output)
+             WHERE r.id = e.run_id AND r.org_id = e.org_id AND r.status = 'running';
             PERFORM pg_notify('charter_runs', e.run_id) FROM unnest(v_end_runs) AS e(run_id);
             FOR v_parent IN
-                SELECT * FROM charter.runs AS r
-                 WHERE r.id = ANY (v_end_runs) AND r.parent_run_id IS NOT NULL
+                SELECT r.* FROM unnest(v_end_runs, v_end_orgs) AS e(run_id, org_id)
+                  JOIN charter.runs AS r ON r.id = e.run_id AND r.org_id = e.org_id
+                 WHERE r.parent_run_id IS NOT NULL
                  ORDER BY r.id
             LOOP
                 PERFORM charter._wake_parent(v_parent);
@@ -183,7 +192,7 @@ BEGIN
 
         -- Successors whose last dependency arrived now: started, in run order.
         FOR i IN 1 .. coalesce(array_length(v_ready_runs, 1), 0) LOOP
-            PERFORM charter._start_step(v_ready_runs[i], v_ready_steps[i], v_ready_sources[i]);
+            PERFORM charter._start_step(v_ready_runs[i], v_ready_orgs[i], v_ready_steps[i], v_ready_sources[i]);
         END LOOP;
     END IF;
 

@@ -2,18 +2,20 @@
 -- stale), its ready steps marked cancelled, its running child runs cancelled with it, and a
 -- $run evidence row records it. Cancelling a
 -- cancelled run is a no-op; a completed or failed run cannot be cancelled. Returns the status.
-CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text)
+-- p_org_id is the run's org (looked up by id when null): another org's run does not exist.
+CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_org   text := charter._run_org(p_run_id, p_org_id);
     v_run   charter.runs;
     v_child text;
 BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
-    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = v_org;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L does not exist', p_run_id),
             HINT = 'Check the run id (charter status RUN_ID, or list runs with the client).';
@@ -31,21 +33,22 @@ BEGIN
     -- the one order; a finishing child touches only its parent's task row, which is not
     -- locked yet here).
     FOR v_child IN SELECT r.id FROM charter.runs AS r
-                    WHERE r.parent_run_id = p_run_id AND r.status = 'running' ORDER BY r.id LOOP
+                    WHERE r.parent_run_id = p_run_id AND r.org_id = v_org AND r.status = 'running'
+                    ORDER BY r.id LOOP
         PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_child));
-        IF (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child) = 'running' THEN
-            PERFORM charter.cancel_run(v_child);
+        IF (SELECT r.status FROM charter.runs AS r WHERE r.id = v_child AND r.org_id = v_org) = 'running' THEN
+            PERFORM charter.cancel_run(v_child, v_org);
         END IF;
     END LOOP;
     UPDATE charter.runs SET status = 'cancelled', finished_at = now(), updated_at = now()
-     WHERE id = p_run_id;
+     WHERE id = p_run_id AND org_id = v_org;
     UPDATE charter.tasks SET status = 'cancelled', available_at = NULL
-     WHERE run_id = p_run_id AND status IN ('queued', 'started');
+     WHERE run_id = p_run_id AND org_id = v_org AND status IN ('queued', 'started');
     UPDATE charter.step_states SET status = 'cancelled'
-     WHERE run_id = p_run_id AND status = 'ready';
+     WHERE run_id = p_run_id AND org_id = v_org AND status = 'ready';
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
-    VALUES (v_run.org_id, p_run_id, '$run', 'cancelled', true);
-    DELETE FROM charter.flow_event_waits AS w WHERE w.run_id = p_run_id;
+    VALUES (v_org, p_run_id, '$run', 'cancelled', true);
+    DELETE FROM charter.flow_event_waits AS w WHERE w.run_id = p_run_id AND w.org_id = v_org;
     PERFORM pg_notify('charter_runs', p_run_id);
     PERFORM charter._wake_parent(v_run);
     RETURN 'cancelled';

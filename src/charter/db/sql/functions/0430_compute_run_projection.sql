@@ -2,14 +2,15 @@
 -- the run's step_executions (WF-15). Reads nothing of runs.status/output/error or
 -- step_states. A completed element or step is one with a 'completed' evidence row; the run
 -- failed if a terminal failure is newer than its last retry, and was cancelled if a $run
--- 'cancelled' row exists.
-CREATE OR REPLACE FUNCTION charter.compute_run_projection(p_run_id text)
+-- 'cancelled' row exists. p_org_id is the run's org (looked up by id when null).
+CREATE OR REPLACE FUNCTION charter.compute_run_projection(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
 DECLARE
+    v_org        text := charter._run_org(p_run_id, p_org_id);
     v_run        charter.runs;
     v_retry_id   bigint;
     v_failure    record;
@@ -28,18 +29,18 @@ DECLARE
     v_leaves     text[];
     v_leaf_done  integer;
 BEGIN
-    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id;
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = v_org;
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
     SELECT max(e.id) INTO v_retry_id FROM charter.step_executions AS e
-     WHERE e.run_id = p_run_id AND e.step_slug = '$run' AND e.status = 'retried';
+     WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = '$run' AND e.status = 'retried';
     SELECT e.step_slug, e.error INTO v_failure FROM charter.step_executions AS e
-     WHERE e.run_id = p_run_id AND e.status = 'failed' AND e.terminal
+     WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.status = 'failed' AND e.terminal
        AND e.id > coalesce(v_retry_id, 0)
      ORDER BY e.id DESC LIMIT 1;
     v_cancelled := EXISTS (SELECT 1 FROM charter.step_executions AS e
-                            WHERE e.run_id = p_run_id AND e.step_slug = '$run'
+                            WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = '$run'
                               AND e.status = 'cancelled');
     v_status := CASE WHEN v_failure.step_slug IS NOT NULL THEN 'failed'
                      WHEN v_cancelled THEN 'cancelled' ELSE 'running' END;
@@ -58,7 +59,7 @@ BEGIN
             IF v_step.step_type = 'single' THEN
                 v_count := 1;
                 SELECT e.output INTO v_source FROM charter.step_executions AS e
-                 WHERE e.run_id = p_run_id AND e.step_slug = v_step.slug AND e.status = 'completed'
+                 WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = v_step.slug AND e.status = 'completed'
                  LIMIT 1;
                 v_completed := FOUND;
                 v_done := CASE WHEN v_completed THEN 1 ELSE 0 END;
@@ -71,13 +72,13 @@ BEGIN
                 IF jsonb_typeof(v_source) = 'array' THEN
                     v_count := jsonb_array_length(v_source);
                     SELECT count(*) INTO v_done FROM charter.step_executions AS e
-                     WHERE e.run_id = p_run_id AND e.step_slug = v_step.slug AND e.status = 'completed';
+                     WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = v_step.slug AND e.status = 'completed';
                     v_completed := v_done = v_count;
                     IF v_completed THEN
                         v_outputs := v_outputs || jsonb_build_object(v_step.slug, coalesce((
                             SELECT jsonb_agg(e.output ORDER BY e.task_index)
                               FROM charter.step_executions AS e
-                             WHERE e.run_id = p_run_id AND e.step_slug = v_step.slug
+                             WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = v_step.slug
                                AND e.status = 'completed'), '[]'::jsonb));
                     END IF;
                 END IF;

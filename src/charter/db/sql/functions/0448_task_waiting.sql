@@ -14,7 +14,8 @@ DECLARE
 BEGIN
     IF p_step_type = 'wait_event' THEN
         SELECT * INTO v_wait FROM charter.flow_event_waits AS w
-         WHERE w.run_id = p_task.run_id AND w.step_slug = p_task.step_slug AND w.task_index = p_task.task_index;
+         WHERE w.run_id = p_task.run_id AND w.step_slug = p_task.step_slug AND w.task_index = p_task.task_index
+           AND w.org_id = p_task.org_id;
         IF FOUND AND v_wait.event IS NULL THEN
             RETURN jsonb_build_object('kind', 'event', 'eventKey', v_wait.event_key, 'timeoutAt', v_wait.timeout_at);
         END IF;
@@ -23,7 +24,8 @@ BEGIN
     ELSIF p_config ? 'child' AND p_task.available_at = 'infinity' THEN
         SELECT r.id INTO v_child FROM charter.runs AS r
          WHERE r.parent_run_id = p_task.run_id AND r.parent_step = p_task.step_slug
-           AND r.parent_task_index = p_task.task_index AND r.child_key = '$body';
+           AND r.parent_task_index = p_task.task_index AND r.child_key = '$body'
+           AND r.org_id = p_task.org_id;
         RETURN jsonb_build_object('kind', 'child', 'childRunId', v_child);
     END IF;
     IF p_task.rate_key IS NOT NULL AND p_task.available_at > now() THEN
@@ -31,7 +33,8 @@ BEGIN
     END IF;
     IF p_task.limit_key IS NOT NULL THEN
         SELECT count(*) INTO v_running FROM charter.tasks AS t
-         WHERE t.limit_key = p_task.limit_key AND t.status = 'started' AND t.available_at > now();
+         WHERE t.limit_key = p_task.limit_key AND t.org_id = p_task.org_id AND t.status = 'started'
+           AND t.available_at > now();
         IF v_running >= p_task.limit_max THEN
             RETURN jsonb_build_object('kind', 'concurrency', 'key', p_task.limit_key,
                                       'running', v_running, 'limit', p_task.limit_max);

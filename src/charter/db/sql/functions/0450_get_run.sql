@@ -5,8 +5,9 @@
 -- its priority, its parent (a child run) and its children.
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is planned again on every call (before
 -- PostgreSQL 18), and planning this query cost several times running it; every client.wait
--- reads its runs through here.
-CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text)
+-- reads its runs through here. p_org_id is the run's org (looked up by id when null): a
+-- client names its own, and another org's run is not found.
+CREATE OR REPLACE FUNCTION charter.get_run(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -28,11 +29,12 @@ BEGIN
                        'taskIndex', c.parent_task_index, 'key', c.child_key,
                        'createdAt', c.created_at, 'finishedAt', c.finished_at)
                    ORDER BY c.created_at, c.id)
-              FROM charter.runs AS c WHERE c.parent_run_id = r.id), '[]'::jsonb),
+              FROM charter.runs AS c WHERE c.parent_run_id = r.id AND c.org_id = r.org_id), '[]'::jsonb),
         'servingWorkers', (SELECT count(*) FROM charter.workers AS w
                             WHERE r.version_id = ANY (w.versions) AND w.stopped_at IS NULL
                               AND w.last_heartbeat_at > now() - make_interval(secs => w.lease_seconds)),
-        'steps', coalesce(CASE WHEN EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = r.id) THEN (
+        'steps', coalesce(CASE WHEN EXISTS (SELECT 1 FROM charter.workflow_instances AS i
+                                                 WHERE i.id = r.id AND i.org_id = r.org_id) THEN (
             -- A document's instance: every node execution with its evidence, in order.
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', e.step_slug, 'stepType', e.node_type, 'status', e.status, 'tasks', NULL,
@@ -42,7 +44,7 @@ BEGIN
                        'entityVersion', e.entity_version, 'actor', e.actor,
                        'chosenEdgeIds', e.output->'chosenEdgeIds')
                    ORDER BY e.finished_at, e.id)
-              FROM charter.step_executions AS e WHERE e.run_id = r.id)
+              FROM charter.step_executions AS e WHERE e.run_id = r.id AND e.org_id = r.org_id)
         ELSE (
             SELECT jsonb_agg(jsonb_build_object(
                        'slug', fs.slug, 'stepType', fs.step_type, 'status', s.status,
@@ -50,35 +52,40 @@ BEGIN
                        -- Attempts of tasks still queued, and of completed ones (which
                        -- left the queue) as their evidence says.
                        'attempts', coalesce((SELECT sum(t.attempts) FROM charter.tasks AS t
-                                              WHERE t.run_id = r.id AND t.step_slug = fs.slug), 0)
+                                              WHERE t.run_id = r.id AND t.step_slug = fs.slug
+                                                AND t.org_id = r.org_id), 0)
                                    + coalesce((SELECT sum(e.attempt) FROM charter.step_executions AS e
                                                 WHERE e.run_id = r.id AND e.step_slug = fs.slug
+                                                  AND e.org_id = r.org_id
                                                   AND e.status = 'completed'), 0),
                        'startedAt', e.started_at, 'completedAt', s.completed_at,
                        -- A run's only last step: its output is the run's (no inbox row).
                        'output', CASE WHEN s.status = 'completed' THEN coalesce(
                                      (SELECT i.value FROM charter.inbox AS i
                                        WHERE i.run_id = r.id AND i.source_step = fs.slug
-                                         AND i.spread_index = -1 LIMIT 1),
+                                         AND i.org_id = r.org_id AND i.spread_index = -1 LIMIT 1),
                                      r.output -> fs.slug) END,
                        'error', CASE WHEN s.status <> 'completed' THEN e.error END,
                        'waitingFor', CASE WHEN s.status = 'ready' AND r.status = 'running' THEN (
                            SELECT charter._task_waiting(t, fs.step_type, fs.config) FROM charter.tasks AS t
-                            WHERE t.run_id = r.id AND t.step_slug = fs.slug AND t.status = 'queued'
+                            WHERE t.run_id = r.id AND t.step_slug = fs.slug AND t.org_id = r.org_id
+                              AND t.status = 'queued'
                             ORDER BY t.task_index LIMIT 1) END)
                    ORDER BY fs.step_index)
               FROM charter.flow_steps AS fs
-              JOIN charter.step_states AS s ON s.run_id = r.id AND s.step_slug = fs.slug
+              JOIN charter.step_states AS s
+                ON s.run_id = r.id AND s.step_slug = fs.slug AND s.org_id = r.org_id
               LEFT JOIN LATERAL (
                   SELECT min(x.started_at) AS started_at,
                          (SELECT y.error FROM charter.step_executions AS y
-                           WHERE y.run_id = r.id AND y.step_slug = fs.slug AND y.status = 'failed'
+                           WHERE y.run_id = r.id AND y.step_slug = fs.slug AND y.org_id = r.org_id
+                             AND y.status = 'failed'
                            ORDER BY y.id DESC LIMIT 1) AS error
                     FROM charter.step_executions AS x
-                   WHERE x.run_id = r.id AND x.step_slug = fs.slug) AS e ON true
+                   WHERE x.run_id = r.id AND x.step_slug = fs.slug AND x.org_id = r.org_id) AS e ON true
              WHERE fs.version_id = r.version_id) END, '[]'::jsonb))
       FROM charter.runs AS r
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
-     WHERE r.id = p_run_id);
+     WHERE r.id = p_run_id AND r.org_id = charter._run_org(p_run_id, p_org_id));
 END;
 $$;

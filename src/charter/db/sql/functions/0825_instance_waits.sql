@@ -312,7 +312,7 @@ $$;
 -- failed): the node that failed and the nodes its failure cancelled are ready again, as a
 -- new round (fresh tokens, so fresh receipts), a $instance evidence row records who retried
 -- what, and a retry wait has the engine run them.
-CREATE OR REPLACE FUNCTION charter._retry_instance(p_run_id text)
+CREATE OR REPLACE FUNCTION charter._retry_instance(p_run_id text, p_org_id text)
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = ''
@@ -321,21 +321,22 @@ DECLARE
     v_instance charter.workflow_instances;
     v_nodes    text[];
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run_id FOR UPDATE;
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i
+     WHERE i.id = p_run_id AND i.org_id = p_org_id FOR UPDATE;
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_nodes FROM charter.step_states AS s
-     WHERE s.run_id = p_run_id
+     WHERE s.run_id = p_run_id AND s.org_id = p_org_id
        AND (s.status = 'failed' OR (s.status = 'cancelled' AND s.completed_at >= v_instance.completed_at));
     PERFORM set_config('charter.admin_override', 'on', true);
     UPDATE charter.workflow_instances AS i
        SET status = 'running', error = NULL, completed_at = NULL, epoch = i.epoch + 1, updated_at = now()
-     WHERE i.id = p_run_id RETURNING * INTO v_instance;
+     WHERE i.id = p_run_id AND i.org_id = p_org_id RETURNING * INTO v_instance;
     PERFORM set_config('charter.admin_override', '', true);
     UPDATE charter.runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now()
-     WHERE id = p_run_id;
+     WHERE id = p_run_id AND org_id = p_org_id;
     UPDATE charter.step_states AS s
        SET status = 'ready', completed_at = NULL, ready_at = clock_timestamp(),
            token = regexp_replace(coalesce(s.token, 't1'), '^t[0-9]+', 't' || v_instance.epoch)
-     WHERE s.run_id = p_run_id AND s.step_slug = ANY (coalesce(v_nodes, '{}'));
+     WHERE s.run_id = p_run_id AND s.org_id = p_org_id AND s.step_slug = ANY (coalesce(v_nodes, '{}'));
     PERFORM charter._node_evidence(v_instance, '$instance', 'retry', 't' || v_instance.epoch, 'completed',
         jsonb_build_object('retry', to_jsonb(coalesce(v_nodes, '{}')), 'epoch', v_instance.epoch,
                            'by', session_user::text), NULL, NULL);

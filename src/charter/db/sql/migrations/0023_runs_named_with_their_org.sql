@@ -1,0 +1,17 @@
+-- Every statement that reads a run's rows names the run's org as well as its id, so that
+-- on a distributed PostgreSQL (Citus, by org_id) it reads one shard (docs/architecture.md
+-- § 15). The engine's helpers take the org next to the run id, and the calls that name a
+-- run take it as an optional last argument (looked up by id when left out). Their old
+-- signatures go; the new ones are created from functions/.
+DROP FUNCTION IF EXISTS charter._start_step(text, text, jsonb);
+DROP FUNCTION IF EXISTS charter._complete_step(text, text, jsonb);
+DROP FUNCTION IF EXISTS charter._fail_run(text, text, jsonb);
+DROP FUNCTION IF EXISTS charter._step_resume(text, text, integer, text, jsonb);
+DROP FUNCTION IF EXISTS charter._retry_instance(text);
+DROP FUNCTION IF EXISTS charter.get_run(text);
+DROP FUNCTION IF EXISTS charter.get_runs(text[]);
+DROP FUNCTION IF EXISTS charter.cancel_run(text);
+DROP FUNCTION IF EXISTS charter.retry_run(text);
+DROP FUNCTION IF EXISTS charter.run_projection(text);
+DROP FUNCTION IF EXISTS charter.compute_run_projection(text);
+DROP FUNCTION IF EXISTS charter.rebuild_run_projection(text);
