@@ -214,22 +214,22 @@ class Client:
         return self.store.perform(op, connection)
 
     def get_run(self, run_id: str, *, connection: Connection | None = None) -> Run:
-        return self.store.perform(ops.get_run(run_id), connection)
+        return self.store.perform(ops.get_run(run_id, self._state.org_id), connection)
 
     def wait(self, run_id: str, timeout: float = 30) -> Run:
         """Block until the run completes, fails or is cancelled; RunWaitTimeoutError after
         ``timeout`` seconds (the run itself goes on)."""
-        return self.store.perform(ops.wait_many([run_id], timeout))[0]
+        return self.store.perform(ops.wait_many([run_id], self._state.org_id, timeout))[0]
 
     def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
         """Block until every run is finished; the runs in the order given."""
-        return self.store.perform(ops.wait_many(run_ids, timeout))
+        return self.store.perform(ops.wait_many(run_ids, self._state.org_id, timeout))
 
     def cancel(self, run_id: str, *, connection: Connection | None = None) -> str:
-        return self.store.perform(ops.cancel(run_id), connection)
+        return self.store.perform(ops.cancel(run_id, self._state.org_id), connection)
 
     def retry(self, run_id: str, *, connection: Connection | None = None) -> str:
-        return self.store.perform(ops.retry(run_id), connection)
+        return self.store.perform(ops.retry(run_id, self._state.org_id), connection)
 
     def list_runs(
         self,
@@ -373,19 +373,19 @@ class AsyncClient:
         return await self.store.perform(op, connection)
 
     async def get_run(self, run_id: str, *, connection: AsyncConnection | None = None) -> Run:
-        return await self.store.perform(ops.get_run(run_id), connection)
+        return await self.store.perform(ops.get_run(run_id, self._state.org_id), connection)
 
     async def wait(self, run_id: str, timeout: float = 30) -> Run:
-        return (await self.store.perform(ops.wait_many([run_id], timeout)))[0]
+        return (await self.store.perform(ops.wait_many([run_id], self._state.org_id, timeout)))[0]
 
     async def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
-        return await self.store.perform(ops.wait_many(run_ids, timeout))
+        return await self.store.perform(ops.wait_many(run_ids, self._state.org_id, timeout))
 
     async def cancel(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
-        return await self.store.perform(ops.cancel(run_id), connection)
+        return await self.store.perform(ops.cancel(run_id, self._state.org_id), connection)
 
     async def retry(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
-        return await self.store.perform(ops.retry(run_id), connection)
+        return await self.store.perform(ops.retry(run_id, self._state.org_id), connection)
 
     async def list_runs(
         self,

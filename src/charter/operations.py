@@ -122,23 +122,26 @@ def start_many(
     return list(started)
 
 
-def get_run(run_id: str) -> Operation[Run]:
-    [run] = yield from get_runs([run_id])
+def get_run(run_id: str, org_id: str | None) -> Operation[Run]:
+    [run] = yield from get_runs([run_id], org_id)
     return run
 
 
-def get_runs(run_ids: Sequence[str]) -> Operation[list[Run]]:
+def get_runs(run_ids: Sequence[str], org_id: str | None) -> Operation[list[Run]]:
+    """The runs of org ``org_id`` (another org's run does not exist for it); None, for an
+    operator, finds a run whatever its org."""
     ids = _run_ids(run_ids)
-    found = yield Call("get_runs", {"run_ids": ids}, first_json)
+    found = yield Call("get_runs", {"run_ids": ids, "org_id": org_id}, first_json)
     runs = []
     for rid, data in zip(ids, found, strict=True):
         if data is None:
-            raise RunNotFoundError(f"Run {rid!r} does not exist. Check the run id.")
+            where = "" if org_id is None else f" in org {org_id!r}"
+            raise RunNotFoundError(f"Run {rid!r} does not exist{where}. Check the run id.")
         runs.append(run_from_json(data))
     return runs
 
 
-def wait_many(run_ids: Sequence[str], timeout: float) -> Operation[list[Run]]:
+def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Operation[list[Run]]:
     """Wait until every run is completed, failed or cancelled; RunWaitTimeoutError after
     ``timeout`` seconds (the runs go on). Rides through a database that is briefly gone."""
     run_ids = _run_ids(run_ids)
@@ -151,7 +154,7 @@ def wait_many(run_ids: Sequence[str], timeout: float) -> Operation[list[Run]]:
         seen = yield Listen()  # before reading, so a notice during the read is not lost
         pending = [rid for rid in run_ids if rid not in done]
         try:
-            for run in (yield from get_runs(pending)):
+            for run in (yield from get_runs(pending, org_id)):
                 latest[run.id] = run
                 if run.done:
                     done[run.id] = run
@@ -168,21 +171,21 @@ def wait_many(run_ids: Sequence[str], timeout: float) -> Operation[list[Run]]:
         yield Listen(seen, min(left, _POLL_S))
 
 
-def cancel(run_id: str) -> Operation[str]:
+def cancel(run_id: str, org_id: str | None) -> Operation[str]:
     # Cancelling a cancelled run is a no-op, so resending is safe.
     call = Call(
         "cancel_run",
-        {"run_id": text_argument(run_id, "run_id")},
+        {"run_id": text_argument(run_id, "run_id"), "org_id": org_id},
         first_value,
         what=f"cancelling run {run_id!r}",
     )
     return str((yield call))
 
 
-def retry(run_id: str) -> Operation[str]:
+def retry(run_id: str, org_id: str | None) -> Operation[str]:
     call = Call(
         "retry_run",
-        {"run_id": text_argument(run_id, "run_id")},
+        {"run_id": text_argument(run_id, "run_id"), "org_id": org_id},
         first_value,
         retry_safe=False,  # a second retry of a resumed run is refused as not failed
         what=f"retrying run {run_id!r}",

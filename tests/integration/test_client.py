@@ -63,6 +63,19 @@ def test_client_errors_are_clear(db_url):
         assert client.get_run(run_id).status == "cancelled"
 
 
+def test_a_client_reads_and_controls_only_its_own_orgs_runs(db_url):
+    """A run is addressed by its org and its id: a client (and the HTTP API, which acts
+    through one per org) names its org, so another org's run does not exist for it."""
+    with Client(db_url, org_id="acme") as acme, Client(db_url, org_id="globex") as globex:
+        run_id = acme.start(diamond(), {"n": 1}, run_id="acme-order-1")
+        for call in (globex.get_run, globex.cancel, globex.retry, globex.wait):
+            with pytest.raises(RunNotFoundError, match="in org 'globex'"):
+                call(run_id)
+        assert acme.get_run(run_id).status == "running"  # globex's calls changed nothing
+        assert acme.cancel(run_id) == "cancelled"
+        assert acme.get_run(run_id).status == "cancelled"
+
+
 @pytest.mark.parametrize("local", [False, True], ids=["production", "local-supabase"])
 def test_starting_with_a_changed_flow_object_is_refused_even_in_development(
     db_url, monkeypatch, local

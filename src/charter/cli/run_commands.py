@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from rich.markup import escape
 from rich.table import Table
 
+from charter import operations as ops
 from charter.cli.common import (
     EXIT_ERROR,
     EXIT_RUN_FAILED,
@@ -152,8 +153,9 @@ def status_command(
     if document is not None:
         return _document_status(database_url, document, org, json)
     assert run_id is not None
+    # An operator's view: the run whatever its org.
     with Client(database_url, migrate=False) as client:
-        run = client.get_run(run_id)
+        run = client.store.perform(ops.get_run(run_id, None))
     if json:
         print_json(dataclasses.asdict(run))
     else:
@@ -222,7 +224,9 @@ def _each(database_url: str | None, run_ids: list[str], action: str) -> int:
     with Client(database_url, migrate=False) as client:
         for run_id in run_ids:
             try:
-                status = client.cancel(run_id) if action == "cancel" else client.retry(run_id)
+                # An operator's command: the run whatever its org.
+                op = ops.cancel(run_id, None) if action == "cancel" else ops.retry(run_id, None)
+                status = client.store.perform(op)
                 out.print(f"{escape(_shown_id(run_id))}: {status}")
             except CharterError as exc:
                 failures += 1

@@ -44,19 +44,19 @@ SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(v
                          %(priority)s);
 
 -- name: get_run
-SELECT charter.get_run(%(run_id)s);
+SELECT charter.get_run(%(run_id)s, %(org_id)s);
 
 -- name: cancel_run
-SELECT charter.cancel_run(%(run_id)s);
+SELECT charter.cancel_run(%(run_id)s, %(org_id)s);
 
 -- name: retry_run
-SELECT charter.retry_run(%(run_id)s);
+SELECT charter.retry_run(%(run_id)s, %(org_id)s);
 
 -- name: list_runs
 SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s, %(org_id)s);
 
 -- name: get_runs
-SELECT charter.get_runs(%(run_ids)s::text[]);
+SELECT charter.get_runs(%(run_ids)s::text[], %(org_id)s);
 
 -- name: start_runs
 SELECT charter.start_runs(%(flow)s, %(inputs)s::jsonb, %(run_ids)s::text[], %(org_id)s,
