@@ -280,7 +280,7 @@ BEGIN
         RETURN;  -- not a way out of this state in the workflow: mutate's own checks decide
     END IF;
     IF v_run IS NOT NULL THEN
-        v_waiting := charter._waiting_for(v_run, v_wf);
+        v_waiting := charter._waiting_for(v_run, p_document.org_id, v_wf);
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH041',
         MESSAGE = format('Gate %s of document %L is passed by its workflow when the body between state %s and the gate finishes%s',

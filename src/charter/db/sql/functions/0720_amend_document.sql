@@ -67,7 +67,7 @@ BEGIN
     RETURNING * INTO v_new;
     -- At most one active instance per document: the original's ends here.
     -- (The document's row lock, taken above, keeps the engine out meanwhile.)
-    PERFORM charter._finish_instance(i.id, 'cancelled', NULL, 'amended')
+    PERFORM charter._finish_instance(i.id, i.org_id, 'cancelled', NULL, 'amended')
        FROM charter.workflow_instances AS i
       WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused');
     INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)

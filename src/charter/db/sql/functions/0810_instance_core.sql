@@ -22,7 +22,7 @@ DECLARE
     v_row record;
 BEGIN
     SELECT e.created_at, e.id INTO v_row FROM charter.step_executions AS e
-     WHERE e.run_id = p_instance.id AND e.step_slug = p_node AND e.token = p_token AND e.status = 'running'
+     WHERE e.run_id = p_instance.id AND e.org_id = p_instance.org_id AND e.step_slug = p_node AND e.token = p_token AND e.status = 'running'
      ORDER BY e.id DESC LIMIT 1;
     IF FOUND AND p_status <> 'running' THEN
         UPDATE charter.step_executions AS e
@@ -43,7 +43,7 @@ $$;
 
 -- Rewrites the projection (seed 002 § Projection Model): the nodes where tokens are.
 -- (PL/pgSQL, not SQL, for a plan kept per session: docs/architecture.md, Plans.)
-CREATE OR REPLACE FUNCTION charter._instance_projection(p_run text)
+CREATE OR REPLACE FUNCTION charter._instance_projection(p_run text, p_org_id text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
@@ -52,9 +52,9 @@ BEGIN
     UPDATE charter.workflow_instances AS i
        SET current_nodes = coalesce((
                SELECT array_agg(s.step_slug ORDER BY s.step_slug) FROM charter.step_states AS s
-                WHERE s.run_id = p_run AND s.status IN ('ready', 'running')), '{}'),
+                WHERE s.run_id = p_run AND s.org_id = p_org_id AND s.status IN ('ready', 'running')), '{}'),
            updated_at = now()
-     WHERE i.id = p_run;
+     WHERE i.id = p_run AND i.org_id = p_org_id;
 END;
 $$;
 
@@ -69,16 +69,16 @@ DECLARE
     v_state charter.step_states;
 BEGIN
     UPDATE charter.step_states AS s SET status = 'cancelled', completed_at = now()
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_node AND s.status IN ('ready', 'running')
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node AND s.status IN ('ready', 'running')
     RETURNING * INTO v_state;
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_instance.id AND w.node_id = p_node;
+    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_instance.id AND w.org_id = p_instance.org_id AND w.node_id = p_node;
     UPDATE charter.approval_requests AS a SET status = 'cancelled', closed_at = now(), outcome_reason = p_reason->>'reason'
-     WHERE a.run_id = p_instance.id AND a.node_id = p_node AND a.status = 'pending';
+     WHERE a.run_id = p_instance.id AND a.org_id = p_instance.org_id AND a.node_id = p_node AND a.status = 'pending';
     UPDATE charter.side_effects AS x SET status = 'cancelled', completed_at = now()
-     WHERE x.run_id = p_instance.id AND x.node_id = p_node AND x.status IN ('pending', 'failed');
+     WHERE x.run_id = p_instance.id AND x.org_id = p_instance.org_id AND x.node_id = p_node AND x.status IN ('pending', 'failed');
     PERFORM charter._node_evidence(p_instance, p_node, p_wf #>> ARRAY['nodes', p_node, 'type'],
                                    coalesce(v_state.token, 't' || p_instance.epoch), 'cancelled', NULL, p_reason, NULL);
 END;
@@ -94,7 +94,7 @@ DECLARE
     v_node text;
 BEGIN
     FOR v_node IN SELECT s.step_slug FROM charter.step_states AS s
-                   WHERE s.run_id = p_instance.id AND s.status IN ('ready', 'running')
+                   WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.status IN ('ready', 'running')
                      AND NOT (s.step_slug = ANY (coalesce(p_keep, '{}')))
                    ORDER BY s.step_slug LOOP
         PERFORM charter._cancel_node(p_instance, p_wf, v_node, p_reason);
@@ -103,7 +103,8 @@ END;
 $$;
 
 -- Ends an instance (completed, failed or cancelled) and its run, withdrawing what is left.
-CREATE OR REPLACE FUNCTION charter._finish_instance(p_run text, p_status text, p_error jsonb, p_reason text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION charter._finish_instance(
+    p_run text, p_org_id text, p_status text, p_error jsonb, p_reason text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
@@ -112,7 +113,7 @@ DECLARE
     v_instance charter.workflow_instances;
     v_wf       jsonb;
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run;
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run AND i.org_id = p_org_id;
     IF v_instance.status NOT IN ('running', 'paused') THEN
         RETURN;
     END IF;
@@ -126,11 +127,11 @@ BEGIN
     UPDATE charter.workflow_instances
        SET status = p_status, completed_at = now(), updated_at = now(), error = p_error,
            cancel_reason = CASE WHEN p_status = 'cancelled' THEN p_reason END
-     WHERE id = p_run;
+     WHERE id = p_run AND org_id = p_org_id;
     UPDATE charter.runs
        SET status = p_status, error = p_error, finished_at = now(), updated_at = now()
-     WHERE id = p_run AND status = 'running';
-    PERFORM charter._instance_projection(p_run);
+     WHERE id = p_run AND org_id = p_org_id AND status = 'running';
+    PERFORM charter._instance_projection(p_run, p_org_id);
 END;
 $$;
 
@@ -153,22 +154,22 @@ DECLARE
     v_loser  text;
 BEGIN
     IF p_loop THEN
-        UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id
+        UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id
         RETURNING i.epoch INTO v_epoch;
         UPDATE charter.step_states AS s
            SET status = 'waiting', arrivals = 0, skipped_arrivals = 0, token = NULL, outcome = NULL,
                ready_at = NULL, completed_at = NULL
-         WHERE s.run_id = p_instance.id AND s.step_slug = ANY (charter._reachable(p_wf, p_node));
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = ANY (charter._reachable(p_wf, p_node));
         UPDATE charter.step_states AS s
            SET status = 'ready', arrivals = s.required, token = 't' || v_epoch, outcome = p_outcome, ready_at = clock_timestamp()
-         WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
         RETURN;
     END IF;
     IF p_skip AND v_type IN ('start', 'lifecycle_state', 'lifecycle_gate', 'end', 'slot_entry') THEN
         RETURN;  -- the lifecycle waits for the document, not for counts
     END IF;
     SELECT * INTO v_state FROM charter.step_states AS s
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_node FOR UPDATE;
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node FOR UPDATE;
     IF v_state.status <> 'waiting' THEN
         RETURN;  -- already started: an ANY join that has its winner
     END IF;
@@ -186,10 +187,10 @@ BEGIN
         END IF;
         UPDATE charter.step_states AS s
            SET status = 'ready', arrivals = s.arrivals + 1, token = v_token, outcome = p_outcome, ready_at = clock_timestamp()
-         WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
         v_prefix := v_token || '/' || (v_join->>'split') || '#';
         FOR v_loser IN SELECT s.step_slug FROM charter.step_states AS s
-                        WHERE s.run_id = p_instance.id AND s.status IN ('ready', 'running')
+                        WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.status IN ('ready', 'running')
                           AND left(s.token, length(v_prefix)) = v_prefix ORDER BY s.step_slug LOOP
             PERFORM charter._cancel_node(p_instance, p_wf, v_loser,
                 jsonb_build_object('reason', format('lost the ANY join %s', p_node), 'join', p_node));
@@ -209,7 +210,7 @@ BEGIN
            ready_at = CASE WHEN s.arrivals + 1 >= s.required THEN clock_timestamp() END,
            completed_at = CASE WHEN s.arrivals + 1 >= s.required
                                 AND s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN now() END
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_node
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node
     RETURNING * INTO v_state;
     IF v_state.status = 'skipped' THEN
         -- Every way in was not taken: pass the skip on.
@@ -239,7 +240,7 @@ DECLARE
     v_token text;
 BEGIN
     UPDATE charter.step_states AS s SET status = 'completed', completed_at = now()
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_node AND s.status IN ('ready', 'running')
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node AND s.status IN ('ready', 'running')
     RETURNING * INTO v_state;
     IF NOT FOUND THEN
         RETURN;
@@ -258,7 +259,7 @@ BEGIN
                 coalesce(p_outcome, v_edge.edge->>'label', v_state.outcome),
                 coalesce((v_edge.edge->>'loop')::boolean, false));
             -- A loop starts a new round: read the instance's epoch again.
-            SELECT * INTO p_instance FROM charter.workflow_instances AS i WHERE i.id = p_instance.id;
+            SELECT * INTO p_instance FROM charter.workflow_instances AS i WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id;
         ELSIF NOT coalesce((v_edge.edge->>'loop')::boolean, false) THEN
             PERFORM charter._arrive(p_instance, p_wf, v_edge.edge->>'target', v_state.token, true, NULL, false);
         END IF;

@@ -27,7 +27,7 @@ DECLARE
     v_before  charter.workflow_instances := p_instance;
     v_applied jsonb;
 BEGIN
-    SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.step_slug = p_gate;
+    SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_gate;
     IF p_user_transition IS NULL THEN
         v_from := p_document.state;
         -- The body's outcome picks the transition: its label or target state; else the
@@ -50,12 +50,12 @@ BEGIN
                 coalesce(': ' || (SELECT format('%s rejected: %s', d.actor, coalesce(d.comment, 'no reason given'))
                                     FROM charter.approval_decisions AS d
                                     JOIN charter.approval_requests AS r ON r.id = d.request_id
-                                   WHERE r.run_id = p_instance.id AND r.status = 'rejected' AND d.decision = 'rejected'
+                                   WHERE r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'rejected' AND d.decision = 'rejected'
                                      AND v_state.outcome = 'reject'
                                    ORDER BY d.id DESC LIMIT 1), '')),
             p_trace_id => p_instance.trace_id, p_via => 'workflow', p_node_id => p_gate);
         UPDATE charter.workflow_instances AS i SET document_version = (v_changed->>'version')::integer
-         WHERE i.id = p_instance.id RETURNING * INTO p_instance;
+         WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id RETURNING * INTO p_instance;
     ELSE
         v_from := p_user_transition->>'from';
         v_to := p_user_transition->>'to';
@@ -71,13 +71,13 @@ BEGIN
     -- The gate is ready now (arrived from its state or from its body's exit).
     UPDATE charter.step_states AS s
        SET status = 'ready', token = coalesce(s.token, 't' || p_instance.epoch), arrivals = s.required, ready_at = clock_timestamp()
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_gate AND s.status = 'waiting';
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_gate AND s.status = 'waiting';
     IF p_user_transition IS NOT NULL THEN
         -- WF-14: the user's pass is this gate's execution; its receipt comes first.
         INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
         SELECT p_instance.id, charter._instance_key(p_instance.id, p_gate, s.token, v_before.document_version),
                p_instance.org_id
-          FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.step_slug = p_gate
+          FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_gate
         ON CONFLICT DO NOTHING;
     END IF;
     v_edge := charter._edge_toward(p_wf, p_gate, 'sys:state:' || v_to);
@@ -160,14 +160,14 @@ DECLARE
     v_event   charter.inbound_events;
     v_key_text text;
 BEGIN
-    SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+    SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
     v_key := charter._instance_key(p_instance.id, p_node, v_state.token, p_instance.document_version);
     INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
     VALUES (p_instance.id, v_key, p_instance.org_id) ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         -- This node already ran on this token at this version: never twice (WF-02).
         UPDATE charter.step_states AS s SET status = 'cancelled', completed_at = now()
-         WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
         PERFORM charter._node_evidence(p_instance, p_node, v_type, v_state.token, 'cancelled', NULL,
             jsonb_build_object('reason', 'already executed', 'idempotencyKey', v_key), NULL);
         RETURN;
@@ -190,11 +190,11 @@ BEGIN
         PERFORM charter._complete_node(p_instance, p_wf, p_node, charter._forward_edges(p_wf, p_node), NULL);
     WHEN 'end' THEN
         PERFORM charter._complete_node(p_instance, p_wf, p_node, '{}', NULL);
-        PERFORM charter._finish_instance(p_instance.id, 'completed', NULL);
+        PERFORM charter._finish_instance(p_instance.id, p_instance.org_id, 'completed', NULL);
     WHEN 'lifecycle_state' THEN
         -- A resting point: the token waits here until the document leaves the state. Bodies
         -- attached to the state start now; a state with no way out but the end ends the instance.
-        UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+        UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
         IF NOT EXISTS (SELECT 1 FROM charter._out_edges(p_wf, p_node) AS o
                         WHERE p_wf #>> ARRAY['nodes', o.edge->>'target', 'type'] <> 'end') THEN
             PERFORM charter._complete_node(p_instance, p_wf, p_node, charter._forward_edges(p_wf, p_node),
@@ -233,7 +233,7 @@ BEGIN
             UPDATE charter.workflow_instances AS i
                SET context = jsonb_set(i.context, string_to_array(substr(v_config->>'assignTo', length('context.') + 1), '.'),
                                        v_audit->'result', true)
-             WHERE i.id = p_instance.id RETURNING * INTO p_instance;
+             WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id RETURNING * INTO p_instance;
         END IF;
         PERFORM charter._complete_node(p_instance, p_wf, p_node, charter._forward_edges(p_wf, p_node),
             jsonb_build_object('audit', v_audit, 'assignedTo', v_config->'assignTo'));
@@ -252,7 +252,7 @@ BEGIN
                 p_reason => format('workflow action at %s', p_node), p_trace_id => p_instance.trace_id,
                 p_via => 'workflow', p_node_id => p_node);
             UPDATE charter.workflow_instances AS i SET document_version = (v_result->>'version')::integer
-             WHERE i.id = p_instance.id;
+             WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id;
             PERFORM charter._complete_node(p_instance, p_wf, p_node, charter._forward_edges(p_wf, p_node),
                 jsonb_build_object('mutation', jsonb_build_object('action', v_config->>'actionType', 'changes', v_changes,
                                    'version', v_result->'version', 'runAs', v_actor)), v_actor);
@@ -261,7 +261,7 @@ BEGIN
             -- @charter.action runs it in a worker, at least once, with this step's key.
             PERFORM charter._node_evidence(p_instance, p_node, v_type, v_state.token, 'running',
                 jsonb_build_object('handler', v_config->>'actionType', 'payload', v_changes), NULL, v_actor, v_key);
-            UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+            UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
             INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at, detail)
             VALUES (p_instance.id, p_node, p_instance.org_id, v_state.token, 'handler', p_instance.document_version, now(),
                     jsonb_build_object('actionType', v_config->>'actionType', 'payload', v_changes, 'runAs', v_actor,
@@ -308,7 +308,7 @@ BEGIN
                SET resume = jsonb_build_object('event', jsonb_build_object('id', v_event.event_id, 'key', v_event.event_key,
                                                                            'payload', v_event.payload)),
                    due_at = now()
-             WHERE w.run_id = p_instance.id AND w.node_id = p_node;
+             WHERE w.run_id = p_instance.id AND w.org_id = p_instance.org_id AND w.node_id = p_node;
         END IF;
     WHEN 'webhook_out', 'notification' THEN
         -- WF-10: enqueue-only. The rendered request goes to the side-effects outbox; the
@@ -359,7 +359,7 @@ LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 BEGIN
-    UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.step_slug = p_node;
+    UPDATE charter.step_states AS s SET status = 'running' WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node;
     PERFORM charter._node_evidence(p_instance, p_node, p_type, p_token, 'running',
         jsonb_build_object('waitingFor', p_kind) || p_detail, NULL, NULL, p_key);
     INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, event_key, due_at,
@@ -394,7 +394,7 @@ $$;
 
 -- Runs every ready node while the instance knows the document's current version; a node
 -- that fails a charter check fails the instance with the error (its own work rolled back).
-CREATE OR REPLACE FUNCTION charter._drain(p_run text)
+CREATE OR REPLACE FUNCTION charter._drain(p_run text, p_org_id text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
@@ -409,17 +409,17 @@ DECLARE
     v_message  text;
     v_hint     text;
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run;
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run AND i.org_id = p_org_id;
     SELECT v.compiled INTO v_wf FROM charter.workflow_versions AS v WHERE v.id = v_instance.version_id;
     LOOP
-        SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run;
+        SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run AND i.org_id = p_org_id;
         EXIT WHEN v_instance.status <> 'running';
         SELECT * INTO v_document FROM charter.documents AS d
          WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id;
         -- Nodes that read or change the document wait while it has changes the engine has not
         -- seen yet (their events come next); the lifecycle's own nodes move on regardless.
         SELECT s.step_slug INTO v_node FROM charter.step_states AS s
-         WHERE s.run_id = p_run AND s.status = 'ready'
+         WHERE s.run_id = p_run AND s.org_id = p_org_id AND s.status = 'ready'
            AND (v_document.version = v_instance.document_version
                 OR v_wf #>> ARRAY['nodes', s.step_slug, 'type'] IN
                    ('start', 'end', 'lifecycle_state', 'slot_entry', 'slot_exit', 'parallel_split', 'parallel_join'))
@@ -441,7 +441,7 @@ BEGIN
                 jsonb_build_object('sqlstate', v_state, 'message', v_message, 'hint', nullif(v_hint, ''), 'node', v_node));
         END;
     END LOOP;
-    PERFORM charter._instance_projection(p_run);
+    PERFORM charter._instance_projection(p_run, p_org_id);
 END;
 $$;
 
@@ -455,10 +455,10 @@ DECLARE
     v_token text;
 BEGIN
     UPDATE charter.step_states AS s SET status = 'failed', completed_at = now()
-     WHERE s.run_id = p_instance.id AND s.step_slug = p_node RETURNING s.token INTO v_token;
-    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_instance.id AND w.node_id = p_node;
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node RETURNING s.token INTO v_token;
+    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_instance.id AND w.org_id = p_instance.org_id AND w.node_id = p_node;
     PERFORM charter._node_evidence(p_instance, p_node, p_wf #>> ARRAY['nodes', p_node, 'type'],
                                    coalesce(v_token, 't' || p_instance.epoch), 'failed', NULL, p_error, NULL);
-    PERFORM charter._finish_instance(p_instance.id, 'failed', p_error);
+    PERFORM charter._finish_instance(p_instance.id, p_instance.org_id, 'failed', p_error);
 END;
 $$;

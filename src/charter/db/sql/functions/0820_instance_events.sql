@@ -181,7 +181,7 @@ BEGIN
                  WHERE i.org_id = p_event.org_id AND i.entity_type = p_event.entity_type
                    AND i.document_id = p_event.document_id) THEN
             v_run := charter._start_instance(v_document, p_event, p_verified, p_refused);
-            PERFORM charter._drain(v_run);
+            PERFORM charter._drain(v_run, p_event.org_id);
         END IF;
         RETURN;
     END IF;
@@ -199,7 +199,7 @@ BEGIN
     ELSE
         PERFORM charter._version_drift(v_instance, v_wf, v_document, p_event);
     END IF;
-    PERFORM charter._drain(v_instance.id);
+    PERFORM charter._drain(v_instance.id, v_instance.org_id);
 END;
 $$;
 
@@ -217,7 +217,7 @@ DECLARE
     v_document charter.documents;
 BEGIN
     SELECT s.status INTO v_status FROM charter.step_states AS s
-     WHERE s.run_id = p_instance.id AND s.step_slug = 'sys:state:' || v_from;
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = 'sys:state:' || v_from;
     IF v_status IS DISTINCT FROM 'running' AND v_status IS DISTINCT FROM 'ready' THEN
         PERFORM charter._fail_node(p_instance, p_wf, 'sys:state:' || v_from, jsonb_build_object(
             'sqlstate', 'CH043',
@@ -259,9 +259,9 @@ BEGIN
     UPDATE charter.workflow_instances AS i
        SET document_version = p_event.entity_version,
            actor = CASE WHEN v_actor = 'system' OR v_actor LIKE 'service:%' THEN i.actor ELSE v_actor END
-     WHERE i.id = p_instance.id RETURNING * INTO p_instance;
+     WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id RETURNING * INTO p_instance;
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_region FROM charter.step_states AS s
-     WHERE s.run_id = p_instance.id AND s.status IN ('ready', 'running')
+     WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.status IN ('ready', 'running')
        AND (p_wf->'stableRegionNodes' ? s.step_slug OR p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'approval')
        AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] <> 'lifecycle_state';
     IF v_region IS NULL THEN
@@ -276,12 +276,12 @@ BEGIN
     IF v_amend IS NOT NULL THEN
         PERFORM charter._cancel_active(p_instance, p_wf, ARRAY['sys:state:' || p_document.state], v_reason);
         UPDATE charter.step_states AS s SET outcome = v_amend->>'to'
-         WHERE s.run_id = p_instance.id AND s.step_slug = 'sys:gate:' || (v_amend->>'gate');
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = 'sys:gate:' || (v_amend->>'gate');
         PERFORM charter._pass_gate(p_instance, p_wf, p_document, 'sys:gate:' || (v_amend->>'gate'), NULL);
         RETURN;
     END IF;
     IF EXISTS (SELECT 1 FROM charter.instance_waits AS w
-                WHERE w.run_id = p_instance.id AND w.node_id = ANY (v_region)
+                WHERE w.run_id = p_instance.id AND w.org_id = p_instance.org_id AND w.node_id = ANY (v_region)
                   AND ((w.kind = 'handler' AND w.worker_id IS NOT NULL)
                        OR (w.kind = 'delivery' AND EXISTS (
                                SELECT 1 FROM charter.side_effects AS x
@@ -297,8 +297,8 @@ BEGIN
     -- Restart each affected slot's body from its entry, as a new round on the new version.
     PERFORM charter._cancel_active(p_instance, p_wf, ARRAY(
         SELECT s.step_slug FROM charter.step_states AS s
-         WHERE s.run_id = p_instance.id AND NOT (s.step_slug = ANY (v_region))), v_reason);
-    UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND NOT (s.step_slug = ANY (v_region))), v_reason);
+    UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id
     RETURNING * INTO p_instance;
     FOR v_slot IN SELECT DISTINCT 'sys:slot:' || (p_wf #>> ARRAY['slotMap', n]) || ':in' AS slot_in
                     FROM unnest(v_region) AS n
@@ -307,7 +307,7 @@ BEGIN
         UPDATE charter.step_states AS s
            SET status = 'waiting', arrivals = 0, skipped_arrivals = 0, token = NULL, outcome = NULL,
                ready_at = NULL, completed_at = NULL
-         WHERE s.run_id = p_instance.id AND s.step_slug = ANY (charter._reachable(p_wf, v_slot.slot_in))
+         WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = ANY (charter._reachable(p_wf, v_slot.slot_in))
            AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] NOT IN ('lifecycle_state', 'end');
         PERFORM charter._node_evidence(p_instance, '$instance', 'restart', 't' || p_instance.epoch, 'completed',
             jsonb_build_object('restart', v_slot.slot_in, 'epoch', p_instance.epoch) || v_reason, NULL, v_actor);

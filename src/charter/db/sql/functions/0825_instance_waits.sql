@@ -64,19 +64,19 @@ DECLARE
     v_state    text;
     v_message  text;
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id;
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id AND i.org_id = p_wait.org_id;
     PERFORM 1 FROM charter.documents AS d
      WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id FOR UPDATE;
     IF p_wait.kind = 'retry' THEN
-        DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.node_id = p_wait.node_id;
+        DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.org_id = p_wait.org_id AND w.node_id = p_wait.node_id;
         v_wf := charter._verified_workflow(v_instance.version_id, p_verified, p_refused);
         PERFORM charter._catch_up(v_instance, v_wf);
-        PERFORM charter._drain(v_instance.id);
+        PERFORM charter._drain(v_instance.id, v_instance.org_id);
         RETURN;
     END IF;
     SELECT s.status INTO v_status FROM charter.step_states AS s
-     WHERE s.run_id = p_wait.run_id AND s.step_slug = p_wait.node_id;
-    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.node_id = p_wait.node_id;
+     WHERE s.run_id = p_wait.run_id AND s.org_id = p_wait.org_id AND s.step_slug = p_wait.node_id;
+    DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.org_id = p_wait.org_id AND w.node_id = p_wait.node_id;
     IF v_instance.status <> 'running' OR v_status IS DISTINCT FROM 'running' THEN
         RETURN;
     END IF;
@@ -185,7 +185,7 @@ BEGIN
     END CASE;
     PERFORM charter._complete_node(v_instance, v_wf, p_wait.node_id, v_chosen, v_output,
                                    v_resume->>'actor', v_outcome);
-    PERFORM charter._drain(v_instance.id);
+    PERFORM charter._drain(v_instance.id, v_instance.org_id);
 END;
 $$;
 
@@ -343,7 +343,7 @@ BEGIN
     INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at)
     VALUES (p_run_id, '$retry', v_instance.org_id, 't' || v_instance.epoch, 'retry', v_instance.document_version, now())
     ON CONFLICT (run_id, node_id, org_id) DO UPDATE SET due_at = now();
-    PERFORM charter._instance_projection(p_run_id);
+    PERFORM charter._instance_projection(p_run_id, p_org_id);
     PERFORM pg_notify('charter_events', v_instance.org_id);
     RETURN 'running';
 END;

@@ -3,7 +3,7 @@
 
 -- What a document's instance waits for: a transition (a state's gates), an approval, an
 -- event, a timer, a delivery or a handler task; with detail.
-CREATE OR REPLACE FUNCTION charter._waiting_for(p_run text, p_wf jsonb)
+CREATE OR REPLACE FUNCTION charter._waiting_for(p_run text, p_org_id text, p_wf jsonb)
 RETURNS jsonb
 LANGUAGE sql
 STABLE
@@ -14,7 +14,7 @@ AS $$
                    'kind', CASE w.kind WHEN 'handler' THEN 'task' ELSE w.kind END, 'node', w.node_id,
                    'detail', w.detail || jsonb_strip_nulls(jsonb_build_object('eventKey', w.event_key, 'dueAt', w.due_at,
                                                                               'lastError', w.last_error))) AS item
-          FROM charter.instance_waits AS w WHERE w.run_id = p_run
+          FROM charter.instance_waits AS w WHERE w.run_id = p_run AND w.org_id = p_org_id
         UNION ALL
         SELECT s.step_slug, jsonb_build_object('kind', 'transition', 'node', s.step_slug, 'detail', jsonb_build_object(
                    'state', p_wf #>> ARRAY['nodes', s.step_slug, 'config', 'state'],
@@ -22,10 +22,10 @@ AS $$
                                FROM charter._out_edges(p_wf, s.step_slug) AS o
                               WHERE p_wf #>> ARRAY['nodes', o.edge->>'target', 'type'] = 'lifecycle_gate')))
           FROM charter.step_states AS s
-         WHERE s.run_id = p_run AND s.status = 'running'
+         WHERE s.run_id = p_run AND s.org_id = p_org_id AND s.status = 'running'
            AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'lifecycle_state'
            AND NOT EXISTS (SELECT 1 FROM charter.step_states AS b
-                            WHERE b.run_id = p_run AND b.status IN ('ready', 'running')
+                            WHERE b.run_id = p_run AND b.org_id = p_org_id AND b.status IN ('ready', 'running')
                               AND p_wf #>> ARRAY['nodes', b.step_slug, 'type'] NOT IN ('lifecycle_state'))
     ) AS x
 $$;
@@ -70,7 +70,7 @@ BEGIN
         'documentVersion', v_instance.document_version, 'currentNodes', to_jsonb(v_instance.current_nodes),
         'context', v_instance.context, 'error', v_instance.error, 'cancelReason', v_instance.cancel_reason,
         'startedAt', v_instance.started_at, 'completedAt', v_instance.completed_at,
-        'waitingFor', CASE WHEN v_instance.status IN ('running', 'paused') THEN charter._waiting_for(v_instance.id, v_wf)
+        'waitingFor', CASE WHEN v_instance.status IN ('running', 'paused') THEN charter._waiting_for(v_instance.id, v_instance.org_id, v_wf)
                            ELSE '[]'::jsonb END,
         'pendingEvents', v_pending,
         'runnable', v_pending OR v_instance.status = 'running' AND (
@@ -85,7 +85,8 @@ END;
 $$;
 
 -- The steps of an instance's run: every node execution with its evidence, in order.
-CREATE OR REPLACE FUNCTION charter.instance_steps(p_run_id text)
+-- p_org_id is the instance's org (looked up by id when null), as for get_run.
+CREATE OR REPLACE FUNCTION charter.instance_steps(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql
 SECURITY DEFINER
@@ -98,13 +99,14 @@ AS $$
                'output', e.output, 'error', e.error, 'chosenEdgeIds', e.output->'chosenEdgeIds',
                'startedAt', e.started_at, 'finishedAt', e.finished_at)
            ORDER BY e.finished_at, e.id), '[]'::jsonb)
-      FROM charter.step_executions AS e WHERE e.run_id = p_run_id
+      FROM charter.step_executions AS e
+     WHERE e.run_id = p_run_id AND e.org_id = charter._run_org(p_run_id, p_org_id)
 $$;
 
 -- WF-15: an instance's projection derived from the compiled DAG and its evidence alone,
 -- replaying the engine's rules (arrivals and skips, ANY joins, rounds after loops and
--- restarts): {"status", "currentNodes", "activeTokens"}.
-CREATE OR REPLACE FUNCTION charter.compute_instance_projection(p_run_id text)
+-- restarts): {"status", "currentNodes", "activeTokens"}. p_org_id as for get_run.
+CREATE OR REPLACE FUNCTION charter.compute_instance_projection(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -112,6 +114,7 @@ STABLE
 SET search_path = ''
 AS $$
 DECLARE
+    v_org    text := charter._run_org(p_run_id, p_org_id);
     v_wf     jsonb;
     v_st     jsonb := '{}'::jsonb;
     v_tok    jsonb := '{}'::jsonb;
@@ -126,7 +129,8 @@ DECLARE
     v_reset  text[];
 BEGIN
     SELECT v.compiled INTO v_wf FROM charter.workflow_instances AS i
-      JOIN charter.workflow_versions AS v ON v.id = i.version_id WHERE i.id = p_run_id;
+      JOIN charter.workflow_versions AS v ON v.id = i.version_id
+     WHERE i.id = p_run_id AND i.org_id = v_org;
     IF v_wf IS NULL THEN
         RETURN NULL;
     END IF;
@@ -137,7 +141,7 @@ BEGIN
     FOR v_row IN SELECT NULL AS step_slug, NULL AS status, NULL::jsonb AS output, NULL::text AS token, 0 AS pass
                  UNION ALL
                  (SELECT e.step_slug, e.status, e.output, e.token, 1 FROM charter.step_executions AS e
-                   WHERE e.run_id = p_run_id ORDER BY e.finished_at, e.id) LOOP
+                   WHERE e.run_id = p_run_id AND e.org_id = v_org ORDER BY e.finished_at, e.id) LOOP
         IF v_row.pass = 1 THEN
             v_node := v_row.step_slug;
             v_type := v_wf #>> ARRAY['nodes', v_node, 'type'];
@@ -225,15 +229,16 @@ END;
 $$;
 
 -- Overwrites an instance's projection with the one derived from evidence (the escape hatch
--- of seed 002 § Projection Model). Returns it.
-CREATE OR REPLACE FUNCTION charter.rebuild_instance_projection(p_run_id text)
+-- of seed 002 § Projection Model). Returns it. p_org_id as for get_run.
+CREATE OR REPLACE FUNCTION charter.rebuild_instance_projection(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_projection jsonb := charter.compute_instance_projection(p_run_id);
+    v_org        text := charter._run_org(p_run_id, p_org_id);
+    v_projection jsonb := charter.compute_instance_projection(p_run_id, v_org);
 BEGIN
     IF v_projection IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L is not a document workflow instance', p_run_id),
@@ -241,7 +246,7 @@ BEGIN
     END IF;
     UPDATE charter.workflow_instances AS i
        SET current_nodes = ARRAY(SELECT jsonb_array_elements_text(v_projection->'currentNodes')), updated_at = now()
-     WHERE i.id = p_run_id;
+     WHERE i.id = p_run_id AND i.org_id = v_org;
     RETURN v_projection;
 END;
 $$;
@@ -312,7 +317,8 @@ $$;
 
 -- Where an instance is, for drawing: its pinned compiled workflow and each node's status
 -- (readiness rows: waiting, ready, running, completed, skipped, failed, cancelled).
-CREATE OR REPLACE FUNCTION charter.instance_position(p_run_id text)
+-- p_org_id as for get_run.
+CREATE OR REPLACE FUNCTION charter.instance_position(p_run_id text, p_org_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -326,10 +332,10 @@ BEGIN
                'runId', i.id, 'documentId', i.document_id, 'status', i.status, 'versionId', i.version_id,
                'compiled', v.compiled,
                'nodes', coalesce((SELECT jsonb_object_agg(s.step_slug, s.status) FROM charter.step_states AS s
-                                   WHERE s.run_id = i.id), '{}'::jsonb))
+                                   WHERE s.run_id = i.id AND s.org_id = i.org_id), '{}'::jsonb))
       INTO v_result
       FROM charter.workflow_instances AS i JOIN charter.workflow_versions AS v ON v.id = i.version_id
-     WHERE i.id = p_run_id;
+     WHERE i.id = p_run_id AND i.org_id = charter._run_org(p_run_id, p_org_id);
     IF v_result IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005', MESSAGE = format('Run %L is not a document workflow instance', p_run_id),
             HINT = 'Pass the runId of a document''s workflow (charter status --document ID shows it).';

@@ -205,7 +205,7 @@ DECLARE
 BEGIN
     SELECT d.* INTO v_stale FROM charter.approval_decisions AS d
       JOIN charter.approval_requests AS r ON r.id = d.request_id
-     WHERE r.run_id = p_instance.id AND r.status = 'approved' AND d.decision = 'approved'
+     WHERE r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved' AND d.decision = 'approved'
        AND d.applied_at IS NULL AND d.voided_at IS NULL AND d.entity_version <> p_document.version
      LIMIT 1;
     IF FOUND THEN
@@ -217,7 +217,7 @@ BEGIN
     WITH applied AS (
         UPDATE charter.approval_decisions AS d SET applied_at = now(), applied_by = p_gate
           FROM charter.approval_requests AS r
-         WHERE r.id = d.request_id AND r.run_id = p_instance.id AND r.status = 'approved'
+         WHERE r.id = d.request_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved'
            AND d.decision = 'approved' AND d.applied_at IS NULL AND d.voided_at IS NULL
         RETURNING d.id
     )

@@ -139,7 +139,7 @@ BEGIN
         RETURN false;
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_instance.org_id || '/' || v_instance.document_id));
-    PERFORM charter._finish_instance(p_run_id, 'failed', jsonb_build_object(
+    PERFORM charter._finish_instance(p_run_id, v_instance.org_id, 'failed', jsonb_build_object(
         'code', 'STUCK_FORCE_FAILED', 'sqlstate', 'CH064',
         'message', format('Failed by %s: %s', coalesce(p_actor, session_user::text),
                           coalesce(nullif(p_reason, ''), 'stuck')),
@@ -161,7 +161,7 @@ BEGIN
                     WHERE i.id = p_run_id AND i.org_id = charter._acting_org(p_org_id)) THEN
         RETURN false;
     END IF;
-    PERFORM charter.rebuild_instance_projection(p_run_id);
+    PERFORM charter.rebuild_instance_projection(p_run_id, charter._acting_org(p_org_id));
     RETURN true;
 END;
 $$;
