@@ -36,6 +36,7 @@ class ActionContext:
     run_id: str  # the document's workflow instance
     node_id: str
     document_id: str
+    org_id: str  # the document's org
     entity_version: int  # the version the handler sees (pinned when the node started)
     payload: dict[str, Any]  # the node's payloadTemplate, evaluated
     idempotency_key: str  # the same on every attempt: pass it to the systems you call

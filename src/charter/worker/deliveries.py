@@ -77,7 +77,7 @@ class SideEffectDelivery:
     dead_lettered: int = 0
     tasks_run: int = 0
     _tasks: TaskRunner | None = field(default=None, repr=False)
-    _inflight: set[int] = field(default_factory=set, repr=False)
+    _inflight: dict[int, str] = field(default_factory=dict, repr=False)  # id -> org
 
     def __post_init__(self) -> None:
         self._tasks = TaskRunner(self.store, self.worker_id, self.channels)
@@ -141,12 +141,13 @@ class SideEffectDelivery:
                 await asyncio.wait_for(stopping.wait(), interval)
             if not self._inflight:
                 continue
+            held = dict(sorted(self._inflight.items()))
             try:
                 await self.store.execute(
                     Call(
                         "extend_side_effect_leases",
-                        {"worker_id": self.worker_id, "ids": sorted(self._inflight),
-                         "lease_seconds": self.lease_seconds},
+                        {"worker_id": self.worker_id, "ids": list(held),
+                         "org_ids": list(held.values()), "lease_seconds": self.lease_seconds},
                         first_value,
                     )
                 )  # fmt: skip
@@ -154,7 +155,7 @@ class SideEffectDelivery:
                 log.exception("renewing side-effect leases failed")
 
     async def _answer(self, row: dict[str, Any]) -> None:
-        self._inflight.add(row["id"])
+        self._inflight[row["id"]] = row["orgId"]
         started = time.monotonic()
         channel = _channel(row)
         attributes = {
@@ -169,7 +170,7 @@ class SideEffectDelivery:
                 if span is not None:
                     span.set_attribute("charter.result", result)
         finally:
-            self._inflight.discard(row["id"])
+            self._inflight.pop(row["id"], None)
         METRICS.delivery_seconds.labels(channel).observe(time.monotonic() - started)
         METRICS.deliveries.labels(channel, result).inc()
 
@@ -182,7 +183,7 @@ class SideEffectDelivery:
             result = await self.store.execute(
                 Call(
                     "deliver_in_app",
-                    {"effect_id": row["id"], "worker_id": self.worker_id},
+                    {"effect_id": row["id"], "worker_id": self.worker_id, "org_id": row["orgId"]},
                     first_value,
                 )
             )
@@ -195,7 +196,12 @@ class SideEffectDelivery:
         result = await self.store.execute(
             Call(
                 "finish_side_effect",
-                {"effect_id": row["id"], "worker_id": self.worker_id, "outcome": Jsonb(outcome)},
+                {
+                    "effect_id": row["id"],
+                    "worker_id": self.worker_id,
+                    "outcome": Jsonb(outcome),
+                    "org_id": row["orgId"],
+                },
                 first_value,
                 retry_safe=True,  # fenced by the worker id: a resend finds it answered
             )

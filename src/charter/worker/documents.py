@@ -270,6 +270,7 @@ class DocumentsEngine:
             run_id=task["runId"],
             node_id=task["nodeId"],
             document_id=task["documentId"],
+            org_id=task["orgId"],
             entity_version=task["entityVersion"],
             payload=task.get("payload") or {},
             idempotency_key=task["idempotencyKey"],
@@ -311,6 +312,7 @@ class DocumentsEngine:
                 {
                     **self._verdict_params(),
                     "run_id": ctx.run_id,
+                    "org_id": ctx.org_id,
                     "node_id": ctx.node_id,
                     "patch": None if error else Jsonb(patch or {}),
                     "error": Jsonb(error) if error else None,

@@ -111,6 +111,7 @@ class TaskRunner:
                 "record_task_error",
                 {
                     "task_id": task["id"],
+                    "org_id": task["orgId"],
                     "worker_id": self.worker_id,
                     "stage": stage,
                     "error": str(error),

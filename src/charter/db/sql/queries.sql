@@ -224,7 +224,7 @@ SELECT charter.current_definition(%(org_id)s, %(entity_type)s);
 SELECT charter.engine_versions(%(known)s::text[]);
 
 -- name: claim_document_events
-SELECT jsonb_agg(jsonb_build_object('created_at', e.created_at, 'id', e.id))
+SELECT jsonb_agg(jsonb_build_object('created_at', e.created_at, 'id', e.id, 'org_id', e.org_id))
   FROM charter.claim_document_events(%(worker_id)s, %(limit)s, %(lease_seconds)s) AS e;
 
 -- name: engine_sleeps
@@ -275,7 +275,7 @@ SELECT charter.claim_action_tasks(%(worker_id)s, %(action_types)s::text[], %(lim
 -- name: finish_action_task
 SELECT charter.finish_action_task(%(run_id)s, %(node_id)s, %(worker_id)s, %(patch)s::jsonb,
                                   %(error)s::jsonb, %(permanent)s, %(verified)s::text[],
-                                  %(refused)s::jsonb);
+                                  %(refused)s::jsonb, p_org_id => %(org_id)s);
 
 -- name: put_schedule
 SELECT charter.put_schedule(%(org_id)s, %(name)s, %(cron)s, %(target)s::jsonb, %(missed)s, %(timezone)s);
@@ -318,7 +318,7 @@ SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(star
 SELECT charter.claim_side_effects(%(worker_id)s, %(effect_types)s::text[], %(limit)s, %(lease_seconds)s);
 
 -- name: finish_side_effect
-SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb);
+SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb, %(org_id)s);
 
 -- name: webhook_secret
 SELECT charter.webhook_secret(%(org_id)s);
@@ -327,13 +327,15 @@ SELECT charter.webhook_secret(%(org_id)s);
 SELECT charter.run_function(%(name)s, %(payload)s::jsonb, %(org_id)s);
 
 -- name: extend_side_effect_leases
-SELECT charter.extend_side_effect_leases(%(worker_id)s, %(ids)s::bigint[], %(lease_seconds)s);
+SELECT charter.extend_side_effect_leases(%(worker_id)s, %(ids)s::bigint[], %(lease_seconds)s,
+                                         %(org_ids)s::text[]);
 
 -- name: record_task_error
-SELECT charter.record_task_error(%(task_id)s, %(worker_id)s, %(stage)s, %(error)s, %(context)s::jsonb);
+SELECT charter.record_task_error(%(task_id)s, %(worker_id)s, %(stage)s, %(error)s, %(context)s::jsonb,
+                                 %(org_id)s);
 
 -- name: deliver_in_app
-SELECT charter.deliver_in_app(%(effect_id)s, %(worker_id)s);
+SELECT charter.deliver_in_app(%(effect_id)s, %(worker_id)s, %(org_id)s);
 
 -- name: run_maintenance
 SELECT charter.run_maintenance(%(retention_days)s);

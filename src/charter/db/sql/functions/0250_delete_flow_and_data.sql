@@ -18,14 +18,14 @@ BEGIN
     END IF;
     -- Lets the immutability triggers tell this deliberate deletion from an accident.
     PERFORM set_config('charter.deleting_flow', p_flow_slug, true);
-    DELETE FROM charter.step_executions WHERE run_id IN (
-        SELECT r.id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
-    DELETE FROM charter.step_receipts WHERE run_id IN (
-        SELECT r.id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
-    DELETE FROM charter.inbox WHERE run_id IN (
-        SELECT r.id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
-    DELETE FROM charter.step_states WHERE run_id IN (
-        SELECT r.id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
+    DELETE FROM charter.step_executions WHERE (run_id, org_id) IN (
+        SELECT r.id, r.org_id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
+    DELETE FROM charter.step_receipts WHERE (run_id, org_id) IN (
+        SELECT r.id, r.org_id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
+    DELETE FROM charter.inbox WHERE (run_id, org_id) IN (
+        SELECT r.id, r.org_id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
+    DELETE FROM charter.step_states WHERE (run_id, org_id) IN (
+        SELECT r.id, r.org_id FROM charter.runs AS r WHERE r.workflow_slug = p_flow_slug);
     DELETE FROM charter.tasks WHERE workflow_slug = p_flow_slug;
     DELETE FROM charter.runs WHERE workflow_slug = p_flow_slug;
     GET DIAGNOSTICS v_runs = ROW_COUNT;

@@ -37,7 +37,7 @@ BEGIN
         END IF;
     END IF;
     RETURN QUERY
-    SELECT charter.get_run(r.id)
+    SELECT charter.get_run(r.id, r.org_id)
       FROM charter.runs AS r
      WHERE (p_org_id IS NULL OR r.org_id = p_org_id)
        AND (p_flow_slug IS NULL OR r.workflow_slug = p_flow_slug)

@@ -20,7 +20,7 @@ BEGIN
     END IF;
     IF p_version IS NOT NULL AND p_version <> v_doc.version THEN
         SELECT * INTO v_old FROM charter.document_versions AS v
-         WHERE v.document_id = v_doc.id AND v.version = p_version;
+         WHERE v.document_id = v_doc.id AND v.org_id = v_doc.org_id AND v.version = p_version;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH030',
                 MESSAGE = format('Document %L has no version %s (its versions are 1 to %s)', v_doc.id, p_version, v_doc.version),

@@ -28,7 +28,7 @@ BEGIN
         UPDATE charter.step_executions AS e
            SET status = p_status, terminal = true, output = coalesce(e.output, '{}'::jsonb) || coalesce(p_output, '{}'::jsonb),
                error = p_error, finished_at = now()
-         WHERE e.created_at = v_row.created_at AND e.id = v_row.id;
+         WHERE e.created_at = v_row.created_at AND e.id = v_row.id AND e.org_id = p_instance.org_id;
         RETURN;
     END IF;
     INSERT INTO charter.step_executions (

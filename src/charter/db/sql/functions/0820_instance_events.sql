@@ -5,8 +5,9 @@
 -- that ends at next_retry_at): pending or failed ones whose time came and processing ones
 -- whose worker's lease ended. A document's events are applied in order, so only each
 -- document's oldest unfinished event is taken (a dead-lettered one holds the rest back).
+-- Each comes with its whole key, org included, which apply_document_events takes back.
 CREATE OR REPLACE FUNCTION charter.claim_document_events(p_worker_id text, p_limit integer, p_lease_seconds integer)
-RETURNS TABLE (created_at timestamptz, id bigint)
+RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
 LANGUAGE sql
 SECURITY DEFINER
 SET search_path = ''
@@ -17,7 +18,7 @@ SET enable_hashjoin = off
 SET enable_mergejoin = off
 AS $$
     WITH candidates AS (
-        SELECT e.created_at, e.id FROM charter.document_events AS e
+        SELECT e.created_at, e.id, e.org_id FROM charter.document_events AS e
          WHERE e.status IN ('pending', 'processing', 'failed') AND e.next_retry_at <= now()
            AND NOT EXISTS (SELECT 1 FROM charter.document_events AS b
                             WHERE b.org_id = e.org_id AND b.document_id = e.document_id AND b.id < e.id
@@ -30,14 +31,16 @@ AS $$
        SET status = 'processing', attempts = e.attempts + 1, worker_id = p_worker_id,
            next_retry_at = now() + make_interval(secs => p_lease_seconds)
       FROM candidates AS c
-     WHERE e.created_at = c.created_at AND e.id = c.id
-    RETURNING e.created_at, e.id
+     WHERE e.created_at = c.created_at AND e.id = c.id AND e.org_id = c.org_id
+    RETURNING e.created_at, e.id, e.org_id
 $$;
 
 -- Applies claimed events, each in its own subtransaction: applied → completed; an error
 -- → failed and retried after base · 2^(attempt−1) seconds (±25 %), or dead_letter once
 -- its attempts are spent. p_verified: the workflow versions whose artifacts the worker
--- verified (WF-07); p_refused: {version id: reason} of those it refused.
+-- verified (WF-07); p_refused: {version id: reason} of those it refused. Each event is named
+-- by its key, {created_at, id, org_id} as claim_document_events gave it (without org_id, the
+-- org is looked up).
 CREATE OR REPLACE FUNCTION charter.apply_document_events(
     p_events jsonb, p_verified text[], p_refused jsonb DEFAULT '{}', p_worker_id text DEFAULT NULL)
 RETURNS jsonb
@@ -50,6 +53,7 @@ SET enable_seqscan = off
 AS $$
 DECLARE
     v_ref     jsonb;
+    v_org     text;
     v_event   charter.document_events;
     v_applied integer := 0;
     v_failed  integer := 0;
@@ -57,15 +61,18 @@ DECLARE
 BEGIN
     FOR v_ref IN SELECT r FROM jsonb_array_elements(p_events) AS r
                   ORDER BY (r->>'id')::bigint LOOP
+        v_org := coalesce(v_ref->>'org_id', (
+            SELECT e.org_id FROM charter.document_events AS e
+             WHERE e.created_at = (v_ref->>'created_at')::timestamptz AND e.id = (v_ref->>'id')::bigint));
         SELECT * INTO v_event FROM charter.document_events AS e
          WHERE e.created_at = (v_ref->>'created_at')::timestamptz AND e.id = (v_ref->>'id')::bigint
-           AND e.status = 'processing' AND (p_worker_id IS NULL OR e.worker_id = p_worker_id)
+           AND e.org_id = v_org AND e.status = 'processing' AND (p_worker_id IS NULL OR e.worker_id = p_worker_id)
          FOR UPDATE;
         CONTINUE WHEN NOT FOUND;  -- its lease ended and another worker took it
         BEGIN
             PERFORM charter._apply_event(v_event, p_verified, p_refused);
             UPDATE charter.document_events AS e SET status = 'completed', completed_at = now(), error = NULL
-             WHERE e.created_at = v_event.created_at AND e.id = v_event.id;
+             WHERE e.created_at = v_event.created_at AND e.id = v_event.id AND e.org_id = v_event.org_id;
             v_applied := v_applied + 1;
         EXCEPTION WHEN others THEN
             GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
@@ -74,7 +81,7 @@ BEGIN
                    error = v_message,
                    next_retry_at = now() + make_interval(secs => 0.5 * power(2, greatest(e.attempts - 1, 0))
                                                               * (0.75 + random() * 0.5))
-             WHERE e.created_at = v_event.created_at AND e.id = v_event.id;
+             WHERE e.created_at = v_event.created_at AND e.id = v_event.id AND e.org_id = v_event.org_id;
             v_failed := v_failed + 1;
         END;
     END LOOP;
@@ -194,7 +201,7 @@ BEGIN
         UPDATE charter.workflow_instances AS i
            SET document_version = p_event.entity_version,
                actor = CASE WHEN v_actor = 'system' OR v_actor LIKE 'service:%' THEN i.actor ELSE v_actor END
-         WHERE i.id = v_instance.id RETURNING * INTO v_instance;
+         WHERE i.id = v_instance.id AND i.org_id = v_instance.org_id RETURNING * INTO v_instance;
         PERFORM charter._user_transition(v_instance, v_wf, p_event);
     ELSE
         PERFORM charter._version_drift(v_instance, v_wf, v_document, p_event);
@@ -285,7 +292,7 @@ BEGIN
                   AND ((w.kind = 'handler' AND w.worker_id IS NOT NULL)
                        OR (w.kind = 'delivery' AND EXISTS (
                                SELECT 1 FROM charter.side_effects AS x
-                                WHERE x.run_id = w.run_id AND x.node_id = w.node_id
+                                WHERE x.run_id = w.run_id AND x.org_id = w.org_id AND x.node_id = w.node_id
                                   AND x.status IN ('processing', 'completed'))))) THEN
         PERFORM charter._fail_node(p_instance, p_wf, v_region[1], jsonb_build_object(
             'sqlstate', 'CH043', 'node', v_region[1],

@@ -18,15 +18,15 @@ DECLARE
     v_fired     integer := 0;
     v_message   text;
 BEGIN
-    FOR v_candidate IN SELECT w.run_id, w.node_id, i.org_id || '/' || i.document_id AS doc
+    FOR v_candidate IN SELECT w.run_id, w.node_id, w.org_id, i.org_id || '/' || i.document_id AS doc
                          FROM charter.instance_waits AS w
-                         JOIN charter.workflow_instances AS i ON i.id = w.run_id
+                         JOIN charter.workflow_instances AS i ON i.id = w.run_id AND i.org_id = w.org_id
                         WHERE w.due_at <= charter._now() AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
                         ORDER BY w.due_at LIMIT p_limit LOOP
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_candidate.doc));
         SELECT * INTO v_wait FROM charter.instance_waits AS w
-         WHERE w.run_id = v_candidate.run_id AND w.node_id = v_candidate.node_id
-           AND w.due_at <= charter._now()
+         WHERE w.run_id = v_candidate.run_id AND w.org_id = v_candidate.org_id
+           AND w.node_id = v_candidate.node_id AND w.due_at <= charter._now()
          FOR UPDATE;
         CONTINUE WHEN NOT FOUND;  -- resumed or withdrawn meanwhile
         BEGIN
@@ -37,7 +37,7 @@ BEGIN
             UPDATE charter.instance_waits AS w
                SET attempts = w.attempts + 1, last_error = v_message, worker_id = p_worker_id,
                    due_at = now() + make_interval(secs => least(300, 0.5 * power(2, w.attempts)))
-             WHERE w.run_id = v_wait.run_id AND w.node_id = v_wait.node_id;
+             WHERE w.run_id = v_wait.run_id AND w.org_id = v_wait.org_id AND w.node_id = v_wait.node_id;
         END;
     END LOOP;
     RETURN v_fired;
@@ -91,7 +91,7 @@ BEGIN
             v_output := jsonb_build_object('event', v_resume->'event');
             UPDATE charter.workflow_instances AS i
                SET context = i.context || jsonb_build_object('event', v_resume #> '{event,payload}')
-             WHERE i.id = v_instance.id RETURNING * INTO v_instance;
+             WHERE i.id = v_instance.id AND i.org_id = v_instance.org_id RETURNING * INTO v_instance;
         ELSE
             SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
               FROM charter._out_edges(v_wf, p_wait.node_id) AS o WHERE o.edge->>'label' = 'timeout';
@@ -176,7 +176,7 @@ BEGIN
                 RETURN;
             END;
             UPDATE charter.workflow_instances AS i SET document_version = (v_result->>'version')::integer
-             WHERE i.id = v_instance.id;
+             WHERE i.id = v_instance.id AND i.org_id = v_instance.org_id;
             v_output := v_output || jsonb_build_object('mutation', jsonb_build_object('version', v_result->'version'));
         END IF;
     ELSE
@@ -278,21 +278,23 @@ $$;
 
 -- What the side-effects worker calls once an effect is delivered: the effect is completed
 -- with its response, and its node resumes.
-CREATE OR REPLACE FUNCTION charter.confirm_side_effect(p_effect_id bigint, p_response jsonb DEFAULT '{}')
+CREATE OR REPLACE FUNCTION charter.confirm_side_effect(
+    p_effect_id bigint, p_response jsonb DEFAULT '{}', p_org_id text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_org    text := charter._effect_org(p_effect_id, p_org_id);
     v_effect charter.side_effects;
 BEGIN
     -- Delivered: through processing (the state machine's only way to completed).
     UPDATE charter.side_effects AS x SET status = 'processing', attempts = x.attempts + 1
-     WHERE x.id = p_effect_id AND x.status IN ('pending', 'failed');
+     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status IN ('pending', 'failed');
     UPDATE charter.side_effects AS x
        SET status = 'completed', completed_at = now(), response = p_response
-     WHERE x.id = p_effect_id AND x.status = 'processing'
+     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing'
     RETURNING * INTO v_effect;
     IF NOT FOUND THEN
         RETURN false;
@@ -301,7 +303,7 @@ BEGIN
     UPDATE charter.instance_waits AS w
        SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id, 'response', p_response)),
            due_at = now()
-     WHERE w.run_id = v_effect.run_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery'
+     WHERE w.run_id = v_effect.run_id AND w.org_id = v_effect.org_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery'
        AND w.detail->>'idempotencyKey' = v_effect.idempotency_key;
     PERFORM pg_notify('charter_events', v_effect.org_id);
     RETURN true;

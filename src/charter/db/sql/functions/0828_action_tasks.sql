@@ -12,7 +12,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
     WITH claimed AS (
-        SELECT w.run_id, w.node_id FROM charter.instance_waits AS w
+        SELECT w.run_id, w.node_id, w.org_id FROM charter.instance_waits AS w
          WHERE w.kind = 'handler' AND w.resume IS NULL AND w.due_at <= charter._now()
            AND w.detail->>'actionType' = ANY (p_action_types)
          ORDER BY w.due_at
@@ -22,18 +22,18 @@ AS $$
         UPDATE charter.instance_waits AS w
            SET worker_id = p_worker_id, attempts = w.attempts + 1,
                due_at = charter._now() + make_interval(secs => p_lease_seconds)
-          FROM claimed AS c WHERE w.run_id = c.run_id AND w.node_id = c.node_id
+          FROM claimed AS c WHERE w.run_id = c.run_id AND w.node_id = c.node_id AND w.org_id = c.org_id
         RETURNING w.*
     )
     SELECT jsonb_build_object(
-               'runId', t.run_id, 'nodeId', t.node_id, 'token', t.token, 'attempt', t.attempts,
+               'runId', t.run_id, 'orgId', t.org_id, 'nodeId', t.node_id, 'token', t.token, 'attempt', t.attempts,
                'actionType', t.detail->>'actionType', 'payload', t.detail->'payload',
                'idempotencyKey', t.detail->>'idempotencyKey', 'documentId', i.document_id,
                'entityVersion', t.entity_version,
                'document', jsonb_build_object('id', v.document_id, 'version', v.version, 'state', v.state,
                                               'data', v.data, 'entityType', i.entity_type))
       FROM taken AS t
-      JOIN charter.workflow_instances AS i ON i.id = t.run_id
+      JOIN charter.workflow_instances AS i ON i.id = t.run_id AND i.org_id = t.org_id
       JOIN charter.document_versions AS v
         ON v.org_id = i.org_id AND v.document_id = i.document_id AND v.version = t.entity_version
 $$;
@@ -43,11 +43,12 @@ $$;
 -- when the instance has seen every change of the document (else the result waits on the
 -- task for the engine to apply after those changes' events); an error is retried with
 -- backoff, or fails the node once permanent or out of attempts. Only the worker holding
--- the task may answer: 'stale' otherwise.
-DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, integer);
+-- the task may answer: 'stale' otherwise. p_org_id is the instance's org, as the claim gave
+-- it (looked up by id when null).
 CREATE OR REPLACE FUNCTION charter.finish_action_task(
     p_run_id text, p_node_id text, p_worker_id text, p_patch jsonb, p_error jsonb,
-    p_permanent boolean, p_verified text[], p_refused jsonb DEFAULT '{}', p_max_attempts integer DEFAULT 5)
+    p_permanent boolean, p_verified text[], p_refused jsonb DEFAULT '{}', p_max_attempts integer DEFAULT 5,
+    p_org_id text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -58,13 +59,14 @@ DECLARE
     v_instance charter.workflow_instances;
     v_version  integer;
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_run_id;
+    SELECT * INTO v_instance FROM charter.workflow_instances AS i
+     WHERE i.id = p_run_id AND i.org_id = charter._run_org(p_run_id, p_org_id);
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_instance.org_id || '/' || v_instance.document_id));
     SELECT * INTO v_wait FROM charter.instance_waits AS w
-     WHERE w.run_id = p_run_id AND w.node_id = p_node_id AND w.kind = 'handler'
+     WHERE w.run_id = p_run_id AND w.org_id = v_instance.org_id AND w.node_id = p_node_id AND w.kind = 'handler'
        AND w.worker_id = p_worker_id AND w.resume IS NULL
      FOR UPDATE;
     IF NOT FOUND THEN
@@ -74,7 +76,7 @@ BEGIN
         UPDATE charter.instance_waits AS w
            SET worker_id = NULL, last_error = p_error->>'message',
                due_at = charter._now() + make_interval(secs => least(300, power(2, w.attempts - 1)))
-         WHERE w.run_id = p_run_id AND w.node_id = p_node_id;
+         WHERE w.run_id = p_run_id AND w.org_id = v_instance.org_id AND w.node_id = p_node_id;
         RETURN 'retry';
     END IF;
     PERFORM charter._check_payload(p_patch, 'action result');
@@ -82,7 +84,7 @@ BEGIN
        SET resume = CASE WHEN p_error IS NULL THEN jsonb_build_object('patch', coalesce(p_patch, '{}'::jsonb))
                          ELSE jsonb_build_object('error', p_error) END,
            due_at = now()
-     WHERE w.run_id = p_run_id AND w.node_id = p_node_id
+     WHERE w.run_id = p_run_id AND w.org_id = v_instance.org_id AND w.node_id = p_node_id
     RETURNING * INTO v_wait;
     SELECT d.version INTO v_version FROM charter.documents AS d
      WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id;

@@ -65,7 +65,7 @@ AS $$
         WHEN p_request.decision = 'all' AND count(*) = cardinality(p_request.approvers) THEN 'rejected'
         ELSE 'pending' END
       FROM charter.approval_decisions AS d
-     WHERE d.request_id = p_request.id AND d.voided_at IS NULL
+     WHERE d.request_id = p_request.id AND d.org_id = p_request.org_id AND d.voided_at IS NULL
 $$;
 
 -- client.approvals.decide: one decision of one approver on the exact version the request is
@@ -103,7 +103,8 @@ BEGIN
             HINT = 'Take request ids from client.approvals.inbox(user).';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_org || '/' || v_request.document_id));
-    SELECT * INTO v_request FROM charter.approval_requests AS r WHERE r.id = p_request_id FOR UPDATE;
+    SELECT * INTO v_request FROM charter.approval_requests AS r
+     WHERE r.id = p_request_id AND r.org_id = v_org FOR UPDATE;
     IF v_request.status IN ('approved', 'rejected', 'cancelled') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH055',
             MESSAGE = format('Approval request %L is %s', p_request_id, v_request.status),
@@ -138,7 +139,7 @@ BEGIN
             HINT = 'The approvers were fixed when the request was made.';
     END IF;
     IF EXISTS (SELECT 1 FROM charter.approval_decisions AS d
-                WHERE d.request_id = p_request_id AND d.actor = p_actor) THEN
+                WHERE d.request_id = p_request_id AND d.org_id = v_org AND d.actor = p_actor) THEN
         RAISE EXCEPTION USING ERRCODE = 'CH054',
             MESSAGE = format('%s already decided request %L', p_actor, p_request_id),
             HINT = 'A decision is final; a new version of the document asks again.';
@@ -150,12 +151,12 @@ BEGIN
     IF v_outcome <> 'pending' THEN
         UPDATE charter.approval_requests SET status = v_outcome, closed_at = now(),
                outcome_reason = CASE WHEN v_outcome = 'rejected' THEN coalesce(p_comment, 'rejected') END
-         WHERE id = p_request_id;
+         WHERE id = p_request_id AND org_id = v_org;
     END IF;
     IF v_outcome = 'approved' AND v_request.config ? 'stages'
        AND (v_request.config->>'stage')::integer + 1 < jsonb_array_length(v_request.config->'stages') THEN
         -- A chain: the next stage asks its approvers, on the same version.
-        SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = v_request.run_id;
+        SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = v_request.run_id AND i.org_id = v_request.org_id;
         SELECT * INTO v_document FROM charter.documents AS d WHERE d.org_id = v_org AND d.id = v_request.document_id;
         v_next := charter._open_request(v_instance, v_document, v_request.node_id, v_request.token,
             (v_request.config->'stages'->((v_request.config->>'stage')::integer + 1))
@@ -165,7 +166,7 @@ BEGIN
         UPDATE charter.instance_waits AS w
            SET detail = w.detail || jsonb_build_object('requestId', v_next.id, 'stage', (v_request.config->>'stage')::integer + 1,
                                                        'approvers', to_jsonb(v_next.approvers))
-         WHERE w.run_id = v_request.run_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
+         WHERE w.run_id = v_request.run_id AND w.org_id = v_request.org_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
         RETURN jsonb_build_object('decisionId', v_decision.id, 'requestId', p_request_id, 'decision', p_decision,
                                   'requestStatus', v_outcome, 'entityVersion', p_entity_version, 'nextRequestId', v_next.id);
     END IF;
@@ -178,11 +179,11 @@ BEGIN
                                                                     'entityVersion', d.entity_version, 'comment', d.comment)
                                                   ORDER BY d.id)
                                    FROM charter.approval_decisions AS d
-                                   JOIN charter.approval_requests AS r ON r.id = d.request_id
-                                  WHERE r.run_id = v_request.run_id AND r.node_id = v_request.node_id
+                                   JOIN charter.approval_requests AS r ON r.id = d.request_id AND r.org_id = d.org_id
+                                  WHERE r.run_id = v_request.run_id AND r.org_id = v_request.org_id AND r.node_id = v_request.node_id
                                     AND r.token = v_request.token AND d.voided_at IS NULL)),
                due_at = now()
-         WHERE w.run_id = v_request.run_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
+         WHERE w.run_id = v_request.run_id AND w.org_id = v_request.org_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
         PERFORM pg_notify('charter_events', v_org);
     END IF;
     RETURN jsonb_build_object('decisionId', v_decision.id, 'requestId', p_request_id, 'decision', p_decision,
@@ -204,7 +205,7 @@ DECLARE
     v_applied jsonb;
 BEGIN
     SELECT d.* INTO v_stale FROM charter.approval_decisions AS d
-      JOIN charter.approval_requests AS r ON r.id = d.request_id
+      JOIN charter.approval_requests AS r ON r.id = d.request_id AND r.org_id = d.org_id
      WHERE r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved' AND d.decision = 'approved'
        AND d.applied_at IS NULL AND d.voided_at IS NULL AND d.entity_version <> p_document.version
      LIMIT 1;
@@ -217,7 +218,7 @@ BEGIN
     WITH applied AS (
         UPDATE charter.approval_decisions AS d SET applied_at = now(), applied_by = p_gate
           FROM charter.approval_requests AS r
-         WHERE r.id = d.request_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved'
+         WHERE r.id = d.request_id AND r.org_id = d.org_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved'
            AND d.decision = 'approved' AND d.applied_at IS NULL AND d.voided_at IS NULL
         RETURNING d.id
     )
@@ -264,7 +265,8 @@ AS $$
                          'comment', d.comment, 'decidedAt', d.decided_at, 'appliedAt', d.applied_at,
                          'appliedBy', d.applied_by, 'voidedAt', d.voided_at, 'voidedVersion', d.voided_version)
                          ORDER BY d.id)
-                     FROM charter.approval_decisions AS d WHERE d.request_id = p_request.id), '[]'::jsonb))
+                     FROM charter.approval_decisions AS d
+                    WHERE d.request_id = p_request.id AND d.org_id = p_request.org_id), '[]'::jsonb))
 $$;
 
 CREATE OR REPLACE FUNCTION charter.approval_inbox(p_org_id text, p_user text)
@@ -276,7 +278,7 @@ SET search_path = ''
 AS $$
     SELECT charter._request_json(r) FROM charter.approval_requests AS r
      WHERE r.org_id = charter._acting_org(p_org_id) AND r.status = 'pending' AND p_user = ANY (r.approvers)
-       AND NOT EXISTS (SELECT 1 FROM charter.approval_decisions AS d WHERE d.request_id = r.id AND d.actor = p_user)
+       AND NOT EXISTS (SELECT 1 FROM charter.approval_decisions AS d WHERE d.request_id = r.id AND d.org_id = r.org_id AND d.actor = p_user)
      ORDER BY r.created_at, r.id
 $$;
 
@@ -487,7 +489,8 @@ DECLARE
     v_key      text;
 BEGIN
     SELECT * INTO v_request FROM charter.approval_requests AS r
-     WHERE r.id = p_wait.detail->>'requestId' AND r.status = 'pending' FOR UPDATE;
+     WHERE r.id = p_wait.detail->>'requestId' AND r.org_id = p_wait.org_id AND r.status = 'pending'
+       FOR UPDATE;
     IF FOUND AND v_request.escalated_at IS NULL THEN
         v_managers := ARRAY(SELECT DISTINCT u.manager_id FROM charter.directory_users AS u
                              WHERE u.org_id = v_request.org_id AND u.user_id = ANY (v_request.approvers)
@@ -496,7 +499,7 @@ BEGIN
             UPDATE charter.approval_requests
                SET approvers = v_managers, escalated_at = now(),
                    delegated = delegated || jsonb_build_object('escalatedFrom', to_jsonb(v_request.approvers))
-             WHERE id = v_request.id;
+             WHERE id = v_request.id AND org_id = v_request.org_id;
             v_key := encode(sha256(convert_to(v_request.id || '|escalation', 'UTF8')), 'hex');
             INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
             VALUES (v_request.org_id, 'side_effects', v_key) ON CONFLICT DO NOTHING;

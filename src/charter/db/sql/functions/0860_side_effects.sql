@@ -124,14 +124,14 @@ AS $$
 BEGIN
     UPDATE charter.side_effects AS x
        SET status = 'dead_letter', error = p_error, response = p_response, completed_at = now()
-     WHERE x.created_at = p_effect.created_at AND x.id = p_effect.id;
+     WHERE x.created_at = p_effect.created_at AND x.id = p_effect.id AND x.org_id = p_effect.org_id;
     IF p_effect.run_id IS NOT NULL THEN
         UPDATE charter.instance_waits AS w
            SET resume = jsonb_build_object('failed', jsonb_build_object(
                    'effectId', p_effect.id, 'error', p_error, 'attempts', p_effect.attempts,
                    'response', p_response)),
                due_at = now()
-         WHERE w.run_id = p_effect.run_id AND w.node_id = p_effect.node_id AND w.kind = 'delivery'
+         WHERE w.run_id = p_effect.run_id AND w.org_id = p_effect.org_id AND w.node_id = p_effect.node_id AND w.kind = 'delivery'
            AND w.detail->>'idempotencyKey' = p_effect.idempotency_key;
         PERFORM pg_notify('charter_events', p_effect.org_id);
     END IF;
@@ -142,7 +142,10 @@ $$;
 -- {"ok": true, "response": {...}} or {"ok": false, "retry": bool, "retryAfter": seconds,
 -- "error": "...", "response": {...}}; a notification's response may list the recipients
 -- already reached ("delivered"), which the next attempt skips.
-CREATE OR REPLACE FUNCTION charter.finish_side_effect(p_effect_id bigint, p_worker_id text, p_outcome jsonb)
+-- A worker's answer for a row it claimed. p_org_id is the row's org, as the claim gave it
+-- (looked up by id when null).
+CREATE OR REPLACE FUNCTION charter.finish_side_effect(
+    p_effect_id bigint, p_worker_id text, p_outcome jsonb, p_org_id text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -152,11 +155,13 @@ SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 AS $$
 DECLARE
+    v_org    text := charter._effect_org(p_effect_id, p_org_id);
     v_effect charter.side_effects;
     v_delay  double precision;
 BEGIN
     SELECT * INTO v_effect FROM charter.side_effects AS x
-     WHERE x.id = p_effect_id AND x.status = 'processing' AND x.worker_id = p_worker_id FOR UPDATE;
+     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing' AND x.worker_id = p_worker_id
+       FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
@@ -172,11 +177,11 @@ BEGIN
         UPDATE charter.side_effects AS x
            SET status = 'completed', completed_at = now(), response = p_outcome,
                error = CASE WHEN (p_outcome->>'ok')::boolean THEN NULL ELSE p_outcome->>'error' END
-         WHERE x.created_at = v_effect.created_at AND x.id = v_effect.id;
+         WHERE x.created_at = v_effect.created_at AND x.id = v_effect.id AND x.org_id = v_effect.org_id;
         RETURN 'done';
     END IF;
     IF (p_outcome->>'ok')::boolean THEN
-        PERFORM charter.confirm_side_effect(p_effect_id, coalesce(p_outcome->'response', '{}'::jsonb));
+        PERFORM charter.confirm_side_effect(p_effect_id, coalesce(p_outcome->'response', '{}'::jsonb), v_org);
         RETURN 'delivered';
     END IF;
     IF coalesce((p_outcome->>'retry')::boolean, false) AND v_effect.attempts < v_effect.max_attempts THEN
@@ -185,7 +190,7 @@ BEGIN
         UPDATE charter.side_effects AS x
            SET status = 'failed', error = p_outcome->>'error', response = p_outcome->'response',
                next_retry_at = now() + make_interval(secs => v_delay)
-         WHERE x.created_at = v_effect.created_at AND x.id = v_effect.id;
+         WHERE x.created_at = v_effect.created_at AND x.id = v_effect.id AND x.org_id = v_effect.org_id;
         RETURN 'retry';
     END IF;
     PERFORM charter._dead_letter(v_effect, p_outcome->>'error', p_outcome->'response');
@@ -311,8 +316,10 @@ AS $$
 $$;
 
 -- Keeps the rows a worker is still sending its own (a slow receiver must not let another
--- worker send them again); returns the ids still held.
-CREATE OR REPLACE FUNCTION charter.extend_side_effect_leases(p_worker_id text, p_ids bigint[], p_lease_seconds integer)
+-- worker send them again); returns the ids still held. p_org_ids gives each row's org, as the
+-- claim gave it (looked up by id when null).
+CREATE OR REPLACE FUNCTION charter.extend_side_effect_leases(
+    p_worker_id text, p_ids bigint[], p_lease_seconds integer, p_org_ids text[] DEFAULT NULL)
 RETURNS bigint[]
 LANGUAGE sql
 SECURITY DEFINER
@@ -320,7 +327,9 @@ SET search_path = ''
 AS $$
     WITH held AS (
         UPDATE charter.side_effects AS x SET next_retry_at = now() + make_interval(secs => p_lease_seconds)
-         WHERE x.id = ANY (p_ids) AND x.status = 'processing' AND x.worker_id = p_worker_id
+          FROM unnest(p_ids, p_org_ids) AS u(id, org_id)
+         WHERE x.id = u.id AND x.org_id = charter._effect_org(u.id, u.org_id)
+           AND x.status = 'processing' AND x.worker_id = p_worker_id
         RETURNING x.id
     )
     SELECT coalesce(array_agg(h.id ORDER BY h.id), '{}') FROM held AS h

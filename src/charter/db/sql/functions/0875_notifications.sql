@@ -1,18 +1,20 @@
 -- In-app notifications: a notification effect on channel in_app becomes one row per user,
 -- delivered by the worker like any other channel (once per user per effect).
 
-CREATE OR REPLACE FUNCTION charter.deliver_in_app(p_effect_id bigint, p_worker_id text)
+-- p_org_id is the row's org, as the claim gave it (looked up by id when null).
+CREATE OR REPLACE FUNCTION charter.deliver_in_app(p_effect_id bigint, p_worker_id text, p_org_id text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_org    text := charter._effect_org(p_effect_id, p_org_id);
     v_effect charter.side_effects;
     v_count  integer;
 BEGIN
     SELECT * INTO v_effect FROM charter.side_effects AS x
-     WHERE x.id = p_effect_id AND x.status = 'processing' AND x.worker_id = p_worker_id;
+     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing' AND x.worker_id = p_worker_id;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
@@ -29,10 +31,10 @@ BEGIN
         RETURN charter.finish_side_effect(p_effect_id, p_worker_id, jsonb_build_object(
             'ok', false, 'retry', false,
             'error', format('no recipient for in-app notification to %L: no such user or nobody has the role',
-                            v_effect.request->>'to')));
+                            v_effect.request->>'to')), v_org);
     END IF;
     RETURN charter.finish_side_effect(p_effect_id, p_worker_id,
-        jsonb_build_object('ok', true, 'response', jsonb_build_object('notified', v_count)));
+        jsonb_build_object('ok', true, 'response', jsonb_build_object('notified', v_count)), v_org);
 END;
 $$;
 

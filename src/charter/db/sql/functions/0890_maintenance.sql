@@ -36,7 +36,8 @@ BEGIN
     PERFORM set_config('charter.retention', 'on', true);
 
     DELETE FROM charter.step_receipts AS r USING charter.runs AS u
-     WHERE u.id = r.run_id AND u.status IN ('completed', 'cancelled') AND u.finished_at < v_cutoff;
+     WHERE u.id = r.run_id AND u.org_id = r.org_id AND u.status IN ('completed', 'cancelled')
+       AND u.finished_at < v_cutoff;
     GET DIAGNOSTICS v_steps = ROW_COUNT;
     DELETE FROM charter.outbox_receipts AS r WHERE r.created_at < v_cutoff;
     GET DIAGNOSTICS v_outbox = ROW_COUNT;
@@ -59,7 +60,8 @@ BEGIN
     LOOP
         CONTINUE WHEN v_part.ends > v_cutoff;
         IF v_part.parent = 'step_executions' THEN
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM charter.%I AS p LEFT JOIN charter.runs AS u ON u.id = p.run_id
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM charter.%I AS p LEFT JOIN charter.runs AS u
+                                                      ON u.id = p.run_id AND u.org_id = p.org_id
                              WHERE u.id IS NOT NULL AND (u.status NOT IN (''completed'', ''cancelled'')
                                                          OR u.finished_at >= %L))', v_part.name, v_cutoff)
                INTO v_busy;

@@ -20,9 +20,10 @@ AS $$
        AND NOT EXISTS (SELECT 1 FROM charter.document_events AS e
                         WHERE e.org_id = i.org_id AND e.document_id = i.document_id
                           AND e.status IN ('pending', 'processing', 'failed'))
-       AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w WHERE w.run_id = i.id)
+       AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w WHERE w.run_id = i.id AND w.org_id = i.org_id)
        AND NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
-                        WHERE x.run_id = i.id AND x.status IN ('pending', 'processing', 'failed'))
+                        WHERE x.run_id = i.id AND x.org_id = i.org_id
+                          AND x.status IN ('pending', 'processing', 'failed'))
      ORDER BY i.updated_at
 $$;
 
@@ -206,7 +207,7 @@ AS $$
                                              count(*) FILTER (WHERE e.finished_at - e.started_at <= interval '60 s'))
                                              AS buckets
                                     FROM charter.step_executions AS e
-                                    JOIN charter.runs AS r ON r.id = e.run_id
+                                    JOIN charter.runs AS r ON r.id = e.run_id AND r.org_id = e.org_id
                                    WHERE e.org_id = o.org AND e.finished_at > now() - interval '1 hour'
                                      AND e.started_at IS NOT NULL AND e.step_slug NOT LIKE '$%'
                                      AND e.status IN ('completed', 'failed')

@@ -15,6 +15,7 @@ AS $$
       FROM jsonb_array_elements(coalesce(p_events, '[]'::jsonb)) AS c
       JOIN charter.document_events AS e
         ON e.created_at = (c->>'created_at')::timestamptz AND e.id = (c->>'id')::bigint
+       AND e.org_id = (c->>'org_id')
 $$;
 
 -- Node evidence the instances of these documents wrote since p_since (the work of one
@@ -32,7 +33,7 @@ AS $$
       FROM jsonb_array_elements(coalesce(p_documents, '[]'::jsonb)) AS d
       JOIN charter.workflow_instances AS i
         ON i.org_id = d->>'orgId' AND i.document_id = d->>'documentId'
-      JOIN charter.step_executions AS x ON x.run_id = i.id
+      JOIN charter.step_executions AS x ON x.run_id = i.id AND x.org_id = i.org_id
      WHERE x.finished_at >= p_since AND x.step_slug NOT LIKE '$%'
      ORDER BY x.id
 $$;

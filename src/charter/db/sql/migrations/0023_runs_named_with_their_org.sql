@@ -23,3 +23,13 @@ DROP FUNCTION IF EXISTS charter.instance_steps(text);
 DROP FUNCTION IF EXISTS charter.compute_instance_projection(text);
 DROP FUNCTION IF EXISTS charter.rebuild_instance_projection(text);
 DROP FUNCTION IF EXISTS charter.instance_position(text);
+-- A side effect's answer names its org too (claim_side_effects returns it).
+DROP FUNCTION IF EXISTS charter.finish_side_effect(bigint, text, jsonb);
+DROP FUNCTION IF EXISTS charter.confirm_side_effect(bigint, jsonb);
+DROP FUNCTION IF EXISTS charter.extend_side_effect_leases(text, bigint[], integer);
+DROP FUNCTION IF EXISTS charter.deliver_in_app(bigint, text);
+DROP FUNCTION IF EXISTS charter.record_task_error(bigint, text, text, text, jsonb);
+-- A claimed document event comes back with its org (apply_document_events takes it).
+DROP FUNCTION IF EXISTS charter.claim_document_events(text, integer, integer);
+DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, text[], jsonb, integer);
+DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, integer);

@@ -1,0 +1,13 @@
+-- The org of a side effect named by its id, for a caller that did not name it (an
+-- operator's confirmation); p_org_id when given. A worker always names it: claim_side_effects
+-- gave it each row's org, and a statement that names it reads one org's rows (one shard
+-- when distributed, § 15 of docs/architecture.md).
+CREATE OR REPLACE FUNCTION charter._effect_org(p_effect_id bigint, p_org_id text)
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT coalesce(p_org_id, (SELECT x.org_id FROM charter.side_effects AS x
+                                WHERE x.id = p_effect_id LIMIT 1))
+$$;

@@ -1,0 +1,128 @@
+"""Every statement that reads or changes org data names the org (docs/architecture.md § 15).
+
+On a distributed PostgreSQL (Citus, distributed by org_id) a statement that names the org
+reads one shard; one that names a row by its id alone asks every shard. Read from the
+catalog: each of charter's SQL and PL/pgSQL functions, statement by statement, and each
+table of org data it reads or changes there (FROM, JOIN, UPDATE, DELETE) must be filtered
+on its org_id. The functions that span orgs by design, and those that look up an org for a
+caller who named an id alone, are listed with the reason; this test fails when another
+function reads org data without its org, or when a listed one no longer does (the list
+should shrink)."""
+
+import re
+
+from .test_distribution_keys import COORDINATOR, REFERENCE
+
+# Work that spans orgs by design: a worker's claim takes what is due in every org (§ 15,
+# "The claim per org"), pollers and maintenance sweep every org, and operators' overviews
+# count across orgs. None of them is one org's request.
+ORG_WIDE = {
+    "claim_tasks": "a worker's claim takes due tasks of every org",
+    "_admit_limited": "the claim's limits, over the candidates it found in every org",
+    "claim_side_effects": "a worker's claim takes due effects of every org",
+    "fire_due_schedules": "the schedule poller fires what is due in every org",
+    "queue_stats": "an operator's overview of the queue",
+    "list_workers": "an operator's list of workers and what they hold",
+    "flow_summary": "a flow's runs in every org, before an operator deletes it",
+    "delete_flow_and_data": "an operator deletes a flow with its runs in every org",
+    "run_maintenance": "retention sweeps every org",
+}
+
+# Callers that name a row by its id alone (an operator, a test, an old client): the org is
+# looked up once, by id, and every statement after that names it.
+LOOKUP = {
+    "_task_orgs": "tasks named by id",
+    "_run_org": "a run named by id",
+    "_effect_org": "a side effect named by id",
+    "apply_document_events": "an event named by (created_at, id)",
+}
+
+# Named by their spelled signatures (the registry's invocation id, seed 003's email task
+# id): these read by id alone until those calls take the org.
+NOT_YET = {
+    "create_invocation",
+    "update_invocation",
+    "has_send_email_task_succeeded",
+    "count_send_email_task_failures",
+    "count_send_email_task_scheduled",
+    "kickoff_send_email_task",
+}
+
+_KEYWORDS = {
+    "where", "set", "on", "join", "left", "right", "inner", "cross", "using", "with", "order",
+    "group", "limit", "for", "returning", "into", "full", "natural", "lateral", "union",
+    "select", "as", "values", "window", "having", "offset", "fetch", "only",
+}  # fmt: skip
+
+
+def _org_tables(conn) -> set[str]:
+    rows = conn.execute(
+        """SELECT c.relname FROM pg_class AS c
+            WHERE c.relnamespace = 'charter'::regnamespace AND c.relkind IN ('r', 'p')
+              AND NOT c.relispartition"""
+    ).fetchall()
+    return {name for (name,) in rows} - REFERENCE - COORDINATOR
+
+
+def _statements(body: str) -> list[str]:
+    """A function body's statements, comments and string literals left out (a literal may
+    hold a semicolon)."""
+    body = re.sub(r"--[^\n]*", "", body)
+    body = re.sub(r"'(?:[^']|'')*'", "''", body)
+    return body.split(";")
+
+
+def _names_org(statement: str, alias: str | None, table: str) -> bool:
+    owner = rf"\b{re.escape(alias or table)}\." if alias else r"(?<![\w.])"
+    filtered = rf"{owner}org_id(?:\s*,\s*[\w.]+)*\)?\s*(?:=|IN\b)|(?:=|ANY\s*\()\s*{owner}org_id\b"
+    return re.search(filtered, statement, re.IGNORECASE) is not None
+
+
+def _unnamed_reads(conn) -> dict[str, list[str]]:
+    """Per function, the org tables its statements read or change without naming the org."""
+    tables = "|".join(sorted(_org_tables(conn), key=len, reverse=True))
+    reads = re.compile(
+        rf"\b(?:FROM|JOIN|UPDATE|DELETE\s+FROM)\s+charter\.({tables})\b(?:\s+(?:AS\s+)?(\w+))?",
+        re.IGNORECASE,
+    )
+    functions = conn.execute(
+        """SELECT p.proname, p.prosrc FROM pg_proc AS p
+             JOIN pg_language AS l ON l.oid = p.prolang
+            WHERE p.pronamespace = 'charter'::regnamespace AND l.lanname IN ('sql', 'plpgsql')"""
+    ).fetchall()
+    found: dict[str, list[str]] = {}
+    for name, body in functions:
+        for statement in _statements(body):
+            for match in reads.finditer(statement):
+                table, alias = match.group(1), match.group(2)
+                if alias is not None and alias.lower() in _KEYWORDS:
+                    alias = None
+                if not _names_org(statement, alias, table):
+                    found.setdefault(name, []).append(table)
+    return found
+
+
+def test_the_check_sees_a_statement_that_names_a_row_by_its_id_alone(conn):
+    conn.execute(
+        """CREATE FUNCTION charter.zz_by_id(p_id text) RETURNS text LANGUAGE sql AS $$
+               SELECT r.status FROM charter.runs AS r WHERE r.id = p_id $$"""
+    )
+    conn.execute(
+        """CREATE FUNCTION charter.zz_by_key(p_id text, p_org text) RETURNS text LANGUAGE sql AS $$
+               SELECT r.status FROM charter.runs AS r WHERE r.id = p_id AND r.org_id = p_org $$"""
+    )
+    found = _unnamed_reads(conn)
+    assert found.get("zz_by_id") == ["runs"]
+    assert "zz_by_key" not in found
+
+
+def test_every_statement_reading_org_data_names_its_org(conn):
+    found = _unnamed_reads(conn)
+    allowed = set(ORG_WIDE) | set(LOOKUP) | NOT_YET
+    unexpected = {name: tables for name, tables in found.items() if name not in allowed}
+    assert unexpected == {}, (
+        f"these functions read org data without naming the org (one shard becomes every "
+        f"shard once distributed): {unexpected}"
+    )
+    fixed = sorted(allowed - set(found))
+    assert fixed == [], f"these functions name the org now; take them off the lists: {fixed}"
