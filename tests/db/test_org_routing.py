@@ -37,11 +37,9 @@ LOOKUP = {
     "apply_document_events": "an event named by (created_at, id)",
 }
 
-# Named by their spelled signatures (the registry's invocation id, seed 003's email task
-# id): these read by id alone until those calls take the org.
+# Named by seed 003's spelled signatures (an email task's id alone): these read by id until
+# those calls take the org.
 NOT_YET = {
-    "create_invocation",
-    "update_invocation",
     "has_send_email_task_succeeded",
     "count_send_email_task_failures",
     "count_send_email_task_scheduled",

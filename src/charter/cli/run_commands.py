@@ -57,7 +57,8 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     status.add_argument("run_id", metavar="RUN_ID", nargs="?", default=None)
     option(status, "--document", metavar="DOCUMENT_ID",
            help="show this document's workflow instance instead of a run")  # fmt: skip
-    option(status, "--org", default="default", help="the document's org (with --document)")
+    option(status, "--org", help="the run's org (any org when the id names one run), or the "
+           "document's (with --document; default: default)")  # fmt: skip
     flag(status, "--json", help="print the run as JSON")
     status.set_defaults(handler=status_command)
 
@@ -86,9 +87,11 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     listing.set_defaults(handler=runs_list_command)
     cancel = actions.add_parser("cancel", help="cancel running runs")
     cancel.add_argument("run_ids", metavar="RUN_ID", nargs="+")
+    option(cancel, "--org", help="the runs' org (needed for an id several orgs use)")
     cancel.set_defaults(handler=runs_cancel_command)
     retry = actions.add_parser("retry", help="resume failed runs from their failed steps")
     retry.add_argument("run_ids", metavar="RUN_ID", nargs="+")
+    option(retry, "--org", help="the runs' org (needed for an id several orgs use)")
     retry.set_defaults(handler=runs_retry_command)
 
     workers = commands.add_parser("workers", help="the workers: alive, concurrency, claimed")
@@ -146,16 +149,21 @@ def run_command(
 
 
 def status_command(
-    *, database_url: str | None, run_id: str | None, document: str | None, org: str, json: bool
+    *,
+    database_url: str | None,
+    run_id: str | None,
+    document: str | None,
+    org: str | None,
+    json: bool,
 ) -> int:
     if (run_id is None) == (document is None):
         raise ArgumentError("Name a run (charter status RUN_ID) or a document (--document ID).")
     if document is not None:
-        return _document_status(database_url, document, org, json)
+        return _document_status(database_url, document, org or "default", json)
     assert run_id is not None
-    # An operator's view: the run whatever its org.
+    # An operator's view: the run of --org, or of whichever org has this id.
     with Client(database_url, migrate=False) as client:
-        run = client.store.perform(ops.get_run(run_id, None))
+        run = client.store.perform(ops.get_run(run_id, org))
     if json:
         print_json(dataclasses.asdict(run))
     else:
@@ -211,21 +219,21 @@ def runs_list_command(
     return 0
 
 
-def runs_cancel_command(*, database_url: str | None, run_ids: list[str]) -> int:
-    return _each(database_url, run_ids, "cancel")
+def runs_cancel_command(*, database_url: str | None, run_ids: list[str], org: str | None) -> int:
+    return _each(database_url, run_ids, org, "cancel")
 
 
-def runs_retry_command(*, database_url: str | None, run_ids: list[str]) -> int:
-    return _each(database_url, run_ids, "retry")
+def runs_retry_command(*, database_url: str | None, run_ids: list[str], org: str | None) -> int:
+    return _each(database_url, run_ids, org, "retry")
 
 
-def _each(database_url: str | None, run_ids: list[str], action: str) -> int:
+def _each(database_url: str | None, run_ids: list[str], org: str | None, action: str) -> int:
     failures = 0
     with Client(database_url, migrate=False) as client:
         for run_id in run_ids:
             try:
-                # An operator's command: the run whatever its org.
-                op = ops.cancel(run_id, None) if action == "cancel" else ops.retry(run_id, None)
+                # An operator's command: the run of --org, or of whichever org has this id.
+                op = ops.cancel(run_id, org) if action == "cancel" else ops.retry(run_id, org)
                 status = client.store.perform(op)
                 out.print(f"{escape(_shown_id(run_id))}: {status}")
             except CharterError as exc:

@@ -38,8 +38,10 @@ class Context:
     """The handler context.
 
     ``idempotency_key`` is the same for every attempt of this task (and differs for every
-    other task), so pass it to outside services that deduplicate — a payment API, an email
-    provider — and a retried attempt cannot do the same thing twice.
+    other task, in every org), so pass it to outside services that deduplicate — a payment
+    API, an email provider — and a retried attempt cannot do the same thing twice.
+    ``org_id`` is the run's org: a run is named by its org and its id (``run_id`` is unique
+    within the org).
     """
 
     run_id: str
@@ -50,6 +52,7 @@ class Context:
     idempotency_key: str
     run_input: Any
     inputs: dict[str, Any] = field(default_factory=dict)
+    org_id: str = "default"
     logger: logging.LoggerAdapter[logging.Logger] = field(
         default_factory=lambda: logging.LoggerAdapter(logging.getLogger("charter.step"))
     )

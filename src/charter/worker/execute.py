@@ -57,6 +57,7 @@ class Executor:
             return Outcome(task, error=_not_in_code(task), permanent=True)
         ctx = Context(
             run_id=task.run_id,
+            org_id=task.org,
             flow=task.flow,
             step=task.step,
             task_index=task.index,

@@ -52,6 +52,7 @@ async def run_in_process(step: Step, kwargs: dict[str, Any], timeout: float) -> 
     if isinstance(ctx, Context):
         context_fields = {
             "run_id": ctx.run_id,
+            "org_id": ctx.org_id,
             "flow": ctx.flow,
             "step": ctx.step,
             "task_index": ctx.task_index,

@@ -1,10 +1,15 @@
 -- The idempotency key of one task of a step (WF-02): stable across attempts, so a handler can
--- hand it to the outside world, and the key of its completion receipt.
+-- hand it to the outside world, and the key of its completion receipt. A run is named by
+-- its org and its id, so a run of another org than 'default' has its org in the key: two
+-- orgs' runs of the same id never share a key with a system both call.
 -- A SQL-standard body, no SET clause and STABLE (as convert_to is): PostgreSQL inlines it
 -- where it is used instead of calling it.
-CREATE OR REPLACE FUNCTION charter._idempotency_key(p_run_id text, p_step_slug text, p_task_index integer)
+CREATE OR REPLACE FUNCTION charter._idempotency_key(
+    p_run_id text, p_org_id text, p_step_slug text, p_task_index integer)
 RETURNS text
 LANGUAGE sql
 STABLE
 PARALLEL SAFE
-RETURN encode(sha256(convert_to(p_run_id || ':' || p_step_slug || ':' || p_task_index, 'UTF8')), 'hex');
+RETURN encode(sha256(convert_to(
+    CASE WHEN p_org_id = 'default' THEN '' ELSE p_org_id || '/' END
+    || p_run_id || ':' || p_step_slug || ':' || p_task_index, 'UTF8')), 'hex');

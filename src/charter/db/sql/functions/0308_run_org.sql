@@ -1,12 +1,27 @@
 -- The org of a run named by its id, for a caller that did not name it (an operator's
 -- charter cancel, a test); p_org_id when given. A client and a worker always name the org:
 -- they have it, and a statement that names it reads one org's rows (one shard when
--- distributed, § 15 of docs/architecture.md).
+-- distributed, § 15 of docs/architecture.md). Run ids are unique per org only: an id that
+-- several orgs use is refused here, naming them, rather than guessed.
 CREATE OR REPLACE FUNCTION charter._run_org(p_run_id text, p_org_id text)
 RETURNS text
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce(p_org_id, (SELECT r.org_id FROM charter.runs AS r WHERE r.id = p_run_id))
+DECLARE
+    v_orgs text[];
+BEGIN
+    IF p_org_id IS NOT NULL THEN
+        RETURN p_org_id;
+    END IF;
+    SELECT array_agg(r.org_id ORDER BY r.org_id) INTO v_orgs FROM charter.runs AS r WHERE r.id = p_run_id;
+    IF cardinality(v_orgs) > 1 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022',
+            MESSAGE = format('Run id %L is used by several orgs (%s); name the org of the run you mean',
+                             p_run_id, array_to_string(v_orgs, ', ')),
+            HINT = 'Pass --org ORG on the command line, or call with the org (a client names its own).';
+    END IF;
+    RETURN v_orgs[1];
+END;
 $$;

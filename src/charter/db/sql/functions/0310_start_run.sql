@@ -74,9 +74,10 @@ BEGIN ATOMIC
 END;
 
 -- Starts a run of the flow's current version: the run row, one readiness row per step (and
--- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id:
--- the same id with the same flow and input returns the existing run; with another flow or
--- input it is RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
+-- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id
+-- within the org (another org's run of the same id is another run): the same id with the
+-- same flow and input returns the existing run; with another flow or input it is
+-- RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
 -- instead of the current one. p_priority (0-1000) orders its tasks (see _claim_order);
 -- p_parent ({"runId", "step", "taskIndex", "key"}) makes it a child run. Returns
 -- {"runId", "created", "status", "versionId"}.
@@ -127,15 +128,9 @@ BEGIN
                               parent_run_id, parent_step, parent_task_index, child_key)
     VALUES (v_run_id, p_org_id, p_flow_slug, v_version_id, v_input, p_priority,
             p_parent->>'runId', p_parent->>'step', (p_parent->>'taskIndex')::integer, p_parent->>'key')
-    ON CONFLICT (id) DO NOTHING;
+    ON CONFLICT (id, org_id) DO NOTHING;
     IF NOT FOUND THEN
         SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = v_run_id AND r.org_id = p_org_id;
-        IF NOT FOUND THEN
-            -- Another org's run: say nothing about it (not its flow, not its input).
-            RAISE EXCEPTION USING ERRCODE = 'CH006',
-                MESSAGE = format('Run id %L is taken', v_run_id),
-                HINT = 'Choose another run id (ids are unique across orgs; prefix yours, e.g. with your org).';
-        END IF;
         IF v_existing.workflow_slug <> p_flow_slug OR v_existing.input <> v_input THEN
             RAISE EXCEPTION USING ERRCODE = 'CH006',
                 MESSAGE = format('Run %L already exists with %s', v_run_id,

@@ -75,7 +75,7 @@ BEGIN
             INSERT INTO charter.runs (id, org_id, workflow_slug, version_id, input, priority)
             SELECT i.id, p_org_id, p_flow_slug, v_version_id, i.value, p_priority
               FROM ROWS FROM (unnest(v_ids), jsonb_array_elements(p_inputs)) AS i(id, value)
-            ON CONFLICT (id) DO NOTHING
+            ON CONFLICT (id, org_id) DO NOTHING
             RETURNING id)
         SELECT coalesce(array_agg(id), '{}') INTO v_created FROM inserted;
     END;

@@ -125,7 +125,7 @@ BEGIN
     )
     SELECT c.id, c.run_id, c.workflow_slug, c.step_slug, c.task_index, c.attempts,
            c.delivery_token,
-           charter._idempotency_key(c.run_id, c.step_slug, c.task_index),
+           charter._idempotency_key(c.run_id, c.org_id, c.step_slug, c.task_index),
            r.input,
            CASE WHEN s.step_type = 'single' THEN
                coalesce((SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i

@@ -44,7 +44,7 @@ BEGIN
         RETURN 'stale';
     END IF;
     PERFORM charter._check_payload(p_output, format('The output of step %L', v_task.step_slug));
-    v_key := charter._idempotency_key(v_run_id, v_task.step_slug, v_task.task_index);
+    v_key := charter._idempotency_key(v_run_id, p_org_id, v_task.step_slug, v_task.task_index);
     INSERT INTO charter.step_receipts (run_id, idempotency_key, org_id)
     VALUES (v_run_id, v_key, v_task.org_id)
     ON CONFLICT DO NOTHING;

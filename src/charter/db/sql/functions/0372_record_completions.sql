@@ -66,7 +66,7 @@ BEGIN
 
     WITH deleted AS (
         SELECT t.*, o.output, o.cost,
-               charter._idempotency_key(t.run_id, t.step_slug, t.task_index) AS key
+               charter._idempotency_key(t.run_id, t.org_id, t.step_slug, t.task_index) AS key
           FROM unnest(v_deleted) WITH ORDINALITY AS t
           JOIN unnest(v_deleted_outputs, v_deleted_costs) WITH ORDINALITY AS o(output, cost, ord)
             ON o.ord = t.ordinality

@@ -4,6 +4,7 @@
 -- another version is INVOCATION_ID_TAKEN; of the same version it follows p_on_existing:
 -- 'update' (owner and evolution context; INFO) or 'error' (INVOCATION_EXISTS). An evolution
 -- run id without a generation id, or the reverse, is recorded with a WARN warning.
+-- Seed 001 knows no orgs: an invocation is a run of the default org.
 -- Defaults: status running, start time now, cost 0. Returns {"invocationId", "versionId",
 -- "workflowId", "action", "warnings"}.
 CREATE OR REPLACE FUNCTION charter.create_invocation(
@@ -63,13 +64,14 @@ BEGIN
                               evolution_run_id)
     VALUES (p_invocation_id, v_version.workflow_slug, p_version_id, 'null', p_owner_id,
             p_generation_id, p_run_id)
-    ON CONFLICT (id) DO NOTHING;
+    ON CONFLICT (id, org_id) DO NOTHING;
     IF FOUND THEN
         RETURN jsonb_build_object('invocationId', p_invocation_id, 'versionId', p_version_id,
             'workflowId', v_version.workflow_slug, 'action', 'created', 'warnings', v_warnings);
     END IF;
 
-    SELECT * INTO v_existing FROM charter.runs AS r WHERE r.id = p_invocation_id FOR UPDATE;
+    SELECT * INTO v_existing FROM charter.runs AS r
+     WHERE r.id = p_invocation_id AND r.org_id = 'default' FOR UPDATE;
     IF v_existing.version_id <> p_version_id THEN
         RAISE EXCEPTION USING ERRCODE = 'CH018',
             MESSAGE = format('Invocation ID already used for different workflow version (wf_invocation_id: %s is an invocation of %s, not %s)',
@@ -86,7 +88,7 @@ BEGIN
            generation_id = coalesce(p_generation_id, generation_id),
            evolution_run_id = coalesce(p_run_id, evolution_run_id),
            updated_at = now()
-     WHERE id = p_invocation_id;
+     WHERE id = p_invocation_id AND org_id = 'default';
     RETURN jsonb_build_object('invocationId', p_invocation_id, 'versionId', p_version_id,
         'workflowId', v_version.workflow_slug, 'action', 'updated',
         'warnings', v_warnings || charter._registry_warning('INVOCATION_EXISTS_UPDATED',

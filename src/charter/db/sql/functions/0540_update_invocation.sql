@@ -17,7 +17,8 @@ DECLARE
     v_status text;
 BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_invocation_id));
-    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_invocation_id;
+    -- Seed 001 knows no orgs: an invocation is a run of the default org.
+    SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_invocation_id AND r.org_id = 'default';
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005',
             MESSAGE = format('Workflow invocation %s not found', p_invocation_id),
@@ -33,7 +34,8 @@ BEGIN
             MESSAGE = format('usd_cost=%s is negative', p_usd_cost), HINT = 'Costs are 0 or more.';
     END IF;
     IF (p_status IS NOT NULL OR p_end_time IS NOT NULL)
-       AND EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = p_invocation_id) THEN
+       AND EXISTS (SELECT 1 FROM charter.step_states AS s
+                   WHERE s.run_id = p_invocation_id AND s.org_id = 'default') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH007',
             MESSAGE = format('Run %s is executed by charter: its status and end time follow its steps', p_invocation_id),
             HINT = 'Use cancel or retry to change it; only its cost can be reported here.';
@@ -50,7 +52,7 @@ BEGIN
                               ELSE coalesce(p_end_time, finished_at, now()) END,
            usd_cost = coalesce(p_usd_cost, usd_cost),
            updated_at = now()
-     WHERE id = p_invocation_id;
+     WHERE id = p_invocation_id AND org_id = 'default';
     IF v_status <> 'running' THEN
         PERFORM pg_notify('charter_runs', p_invocation_id);
     END IF;
@@ -58,6 +60,6 @@ BEGIN
                                       'workflowId', r.workflow_slug, 'status', r.status,
                                       'startTime', r.created_at, 'endTime', r.finished_at,
                                       'usdCost', r.usd_cost, 'warnings', '[]'::jsonb)
-              FROM charter.runs AS r WHERE r.id = p_invocation_id);
+              FROM charter.runs AS r WHERE r.id = p_invocation_id AND r.org_id = 'default');
 END;
 $$;

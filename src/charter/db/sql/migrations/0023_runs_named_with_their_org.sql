@@ -1,8 +1,18 @@
--- Every statement that reads a run's rows names the run's org as well as its id, so that
--- on a distributed PostgreSQL (Citus, by org_id) it reads one shard (docs/architecture.md
--- § 15). The engine's helpers take the org next to the run id, and the calls that name a
--- run take it as an optional last argument (looked up by id when left out). Their old
--- signatures go; the new ones are created from functions/.
+-- A run is named by its org and its id: its key is (id, org_id), the last key of org data
+-- without the column a distributed PostgreSQL (Citus) shards by (docs/architecture.md § 15).
+-- Two orgs may now use the same run id, each for its own run. Every statement that reads a
+-- run's rows names the run's org as well as its id, so that it reads one org's rows (one
+-- shard once distributed). The engine's helpers take the org next to the run id, and the
+-- calls that name a run take it as an optional last argument (looked up by id when left
+-- out). Their old signatures go; the new ones are created from functions/.
+ALTER TABLE charter.runs DROP CONSTRAINT runs_pkey,
+    ADD CONSTRAINT runs_pkey PRIMARY KEY (id, org_id);
+
+-- A task's idempotency key names its org too (for orgs other than 'default', whose keys stay
+-- as they were): two orgs' runs of one id must not share a key with a system both call. A
+-- task of another org that is retried after this migration gets its new key: let workers
+-- finish what they hold (stop them) before migrating.
+DROP FUNCTION IF EXISTS charter._idempotency_key(text, text, integer);
 DROP FUNCTION IF EXISTS charter._start_step(text, text, jsonb);
 DROP FUNCTION IF EXISTS charter._complete_step(text, text, jsonb);
 DROP FUNCTION IF EXISTS charter._fail_run(text, text, jsonb);

@@ -19,7 +19,7 @@ CREATE TABLE charter.runs (
     parent_step      text,
     parent_task_index integer,
     child_key        text,
-    CONSTRAINT runs_pkey PRIMARY KEY (id),
+    CONSTRAINT runs_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT runs_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),
     CONSTRAINT run_id_is_not_empty CHECK (length(id) BETWEEN 1 AND 200),
