@@ -100,3 +100,44 @@ def test_a_completion_planned_beside_a_backlog_deletes_its_task_by_the_whole_key
     assert deletes, "no completion was seen"
     assert all("tasks_claim_idx" not in plan for plan in deletes), deletes[0]
     assert all("Index Scan using tasks_pkey" in plan for plan in deletes), deletes[0]
+
+
+def _partitions_read(plans: list[str], table: str) -> set[str]:
+    """The partitions of ``table`` the logged plans scan (an UPDATE names every partition as
+    a target; run-time pruning leaves out the scans of those it need not read)."""
+    scanned = rf"Scan(?: using \S+)? on ({table}_(?:\d{{4}}_\d{{2}}|default))\b"
+    return {name for plan in plans for name in re.findall(scanned, plan)}
+
+
+def test_a_side_effects_answer_named_by_its_whole_key_reads_one_partition(conn):
+    """claim_side_effects hands back each row's org and created_at; the answer that names
+    them reads the row in its own monthly partition (a generic plan, pruned at run time),
+    where an answer by id alone probes every partition."""
+    for n in range(2):
+        conn.execute(
+            "SELECT charter.enqueue_webhook('acme', 'http://127.0.0.1:9/hook', %s)", (Jsonb(n),)
+        )
+    claimed = [
+        row
+        for (row,) in conn.execute(
+            "SELECT c FROM charter.claim_side_effects('w1', ARRAY['webhook'], 2, 30) AS c"
+        ).fetchall()
+    ]
+    assert len(claimed) == 2
+    first, second = claimed
+    plans = _log_plans(conn)
+    outcome = conn.execute(
+        "SELECT charter.finish_side_effect(%s, 'w1', %s, %s, %s::timestamptz)",
+        (first["id"], Jsonb({"ok": True, "response": {}}), first["orgId"], first["createdAt"]),
+    ).fetchone()
+    assert outcome == ("delivered",)
+    by_key = _partitions_read(plans, "side_effects")
+    plans.clear()
+    outcome = conn.execute(
+        "SELECT charter.finish_side_effect(%s, 'w1', %s)",
+        (second["id"], Jsonb({"ok": True, "response": {}})),
+    ).fetchone()
+    assert outcome == ("delivered",)
+    by_id = _partitions_read(plans, "side_effects")
+    assert len(by_key) == 1, by_key
+    assert len(by_id) > 1, by_id  # the current month's, the months ahead and the default

@@ -201,6 +201,7 @@ class SideEffectDelivery:
                     "worker_id": self.worker_id,
                     "outcome": Jsonb(outcome),
                     "org_id": row["orgId"],
+                    "created_at": row["createdAt"],
                 },
                 first_value,
                 retry_safe=True,  # fenced by the worker id: a resend finds it answered

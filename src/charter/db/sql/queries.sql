@@ -318,7 +318,8 @@ SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(star
 SELECT charter.claim_side_effects(%(worker_id)s, %(effect_types)s::text[], %(limit)s, %(lease_seconds)s);
 
 -- name: finish_side_effect
-SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb, %(org_id)s);
+SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb, %(org_id)s,
+                                  %(created_at)s::timestamptz);
 
 -- name: webhook_secret
 SELECT charter.webhook_secret(%(org_id)s);

@@ -277,7 +277,8 @@ END;
 $$;
 
 -- What the side-effects worker calls once an effect is delivered: the effect is completed
--- with its response, and its node resumes.
+-- with its response, and its node resumes. p_org_id is the effect's org (looked up by id
+-- when null).
 CREATE OR REPLACE FUNCTION charter.confirm_side_effect(
     p_effect_id bigint, p_response jsonb DEFAULT '{}', p_org_id text DEFAULT NULL)
 RETURNS boolean
@@ -286,15 +287,35 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_org    text := charter._effect_org(p_effect_id, p_org_id);
+    v_effect charter.side_effects;
+BEGIN
+    SELECT * INTO v_effect FROM charter.side_effects AS x
+     WHERE x.id = p_effect_id AND x.org_id = charter._effect_org(p_effect_id, p_org_id);
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    RETURN charter._confirm_effect(v_effect, p_response);
+END;
+$$;
+
+-- confirm_side_effect for a row already read (finish_side_effect has it): written by its
+-- whole key, so in its own partition.
+CREATE OR REPLACE FUNCTION charter._confirm_effect(p_effect charter.side_effects, p_response jsonb)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
     v_effect charter.side_effects;
 BEGIN
     -- Delivered: through processing (the state machine's only way to completed).
     UPDATE charter.side_effects AS x SET status = 'processing', attempts = x.attempts + 1
-     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status IN ('pending', 'failed');
+     WHERE x.created_at = p_effect.created_at AND x.id = p_effect.id AND x.org_id = p_effect.org_id
+       AND x.status IN ('pending', 'failed');
     UPDATE charter.side_effects AS x
        SET status = 'completed', completed_at = now(), response = p_response
-     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing'
+     WHERE x.created_at = p_effect.created_at AND x.id = p_effect.id AND x.org_id = p_effect.org_id
+       AND x.status = 'processing'
     RETURNING * INTO v_effect;
     IF NOT FOUND THEN
         RETURN false;

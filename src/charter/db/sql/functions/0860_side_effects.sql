@@ -88,7 +88,7 @@ BEGIN
           FROM claimed AS c WHERE x.created_at = c.created_at AND x.id = c.id
         RETURNING x.*
     )
-    SELECT jsonb_build_object('id', t.id, 'orgId', t.org_id, 'kind', t.kind, 'effectType', t.effect_type,
+    SELECT jsonb_build_object('id', t.id, 'orgId', t.org_id, 'createdAt', t.created_at, 'kind', t.kind, 'effectType', t.effect_type,
                               'request', t.request, 'idempotencyKey', t.idempotency_key, 'attempt', t.attempts,
                               'maxAttempts', t.max_attempts, 'runId', t.run_id, 'node', t.node_id,
                               'traceId', t.trace_id, 'progress', coalesce(t.response->'delivered', '[]'::jsonb),
@@ -142,10 +142,12 @@ $$;
 -- {"ok": true, "response": {...}} or {"ok": false, "retry": bool, "retryAfter": seconds,
 -- "error": "...", "response": {...}}; a notification's response may list the recipients
 -- already reached ("delivered"), which the next attempt skips.
--- A worker's answer for a row it claimed. p_org_id is the row's org, as the claim gave it
--- (looked up by id when null).
+-- A worker's answer for a row it claimed. p_org_id and p_created_at are the rest of the
+-- row's key, as the claim gave them: with both, the row is read in its own monthly partition
+-- (and, distributed, on its org's node); without, it is looked up by id in every partition.
 CREATE OR REPLACE FUNCTION charter.finish_side_effect(
-    p_effect_id bigint, p_worker_id text, p_outcome jsonb, p_org_id text DEFAULT NULL)
+    p_effect_id bigint, p_worker_id text, p_outcome jsonb, p_org_id text DEFAULT NULL,
+    p_created_at timestamptz DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -159,9 +161,16 @@ DECLARE
     v_effect charter.side_effects;
     v_delay  double precision;
 BEGIN
-    SELECT * INTO v_effect FROM charter.side_effects AS x
-     WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing' AND x.worker_id = p_worker_id
-       FOR UPDATE;
+    IF p_created_at IS NOT NULL THEN
+        SELECT * INTO v_effect FROM charter.side_effects AS x
+         WHERE x.created_at = p_created_at AND x.id = p_effect_id AND x.org_id = v_org
+           AND x.status = 'processing' AND x.worker_id = p_worker_id
+           FOR UPDATE;
+    ELSE
+        SELECT * INTO v_effect FROM charter.side_effects AS x
+         WHERE x.id = p_effect_id AND x.org_id = v_org AND x.status = 'processing' AND x.worker_id = p_worker_id
+           FOR UPDATE;
+    END IF;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;
@@ -181,7 +190,7 @@ BEGIN
         RETURN 'done';
     END IF;
     IF (p_outcome->>'ok')::boolean THEN
-        PERFORM charter.confirm_side_effect(p_effect_id, coalesce(p_outcome->'response', '{}'::jsonb), v_org);
+        PERFORM charter._confirm_effect(v_effect, coalesce(p_outcome->'response', '{}'::jsonb));
         RETURN 'delivered';
     END IF;
     IF coalesce((p_outcome->>'retry')::boolean, false) AND v_effect.attempts < v_effect.max_attempts THEN

@@ -31,10 +31,11 @@ BEGIN
         RETURN charter.finish_side_effect(p_effect_id, p_worker_id, jsonb_build_object(
             'ok', false, 'retry', false,
             'error', format('no recipient for in-app notification to %L: no such user or nobody has the role',
-                            v_effect.request->>'to')), v_org);
+                            v_effect.request->>'to')), v_org, v_effect.created_at);
     END IF;
     RETURN charter.finish_side_effect(p_effect_id, p_worker_id,
-        jsonb_build_object('ok', true, 'response', jsonb_build_object('notified', v_count)), v_org);
+        jsonb_build_object('ok', true, 'response', jsonb_build_object('notified', v_count)), v_org,
+        v_effect.created_at);
 END;
 $$;
 
