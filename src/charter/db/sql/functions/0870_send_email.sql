@@ -5,8 +5,24 @@
 -- Each reads only rows of the org the worker's call is scoped to (charter.org_id, set by
 -- run_function from the task's org): a payload naming another org's id finds nothing.
 
--- Facts (input).
-CREATE OR REPLACE FUNCTION charter.has_send_email_task_succeeded(p_send_email_task_id bigint)
+-- Facts (input). Seed 003 names them by the email task's id; the org (the rest of the
+-- task's key) is looked up when not given, and the supervisor gives it.
+CREATE OR REPLACE FUNCTION charter._email_task_org(p_send_email_task_id bigint, p_org_id text)
+RETURNS text
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+BEGIN
+    IF p_org_id IS NOT NULL THEN
+        RETURN p_org_id;
+    END IF;
+    RETURN (SELECT t.org_id FROM charter.send_email_tasks AS t WHERE t.id = p_send_email_task_id);
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION charter.has_send_email_task_succeeded(
+    p_send_email_task_id bigint, p_org_id text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE sql
 STABLE
@@ -14,10 +30,12 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
     SELECT EXISTS (SELECT 1 FROM charter.send_email_task_succeeded AS f
-                    WHERE f.send_email_task_id = p_send_email_task_id)
+                    WHERE f.send_email_task_id = p_send_email_task_id
+                      AND f.org_id = charter._email_task_org(p_send_email_task_id, p_org_id))
 $$;
 
-CREATE OR REPLACE FUNCTION charter.count_send_email_task_failures(p_send_email_task_id bigint)
+CREATE OR REPLACE FUNCTION charter.count_send_email_task_failures(
+    p_send_email_task_id bigint, p_org_id text DEFAULT NULL)
 RETURNS integer
 LANGUAGE sql
 STABLE
@@ -26,9 +44,11 @@ SET search_path = ''
 AS $$
     SELECT count(*)::integer FROM charter.send_email_task_failed AS f
      WHERE f.send_email_task_id = p_send_email_task_id
+       AND f.org_id = charter._email_task_org(p_send_email_task_id, p_org_id)
 $$;
 
-CREATE OR REPLACE FUNCTION charter.count_send_email_task_scheduled(p_send_email_task_id bigint)
+CREATE OR REPLACE FUNCTION charter.count_send_email_task_scheduled(
+    p_send_email_task_id bigint, p_org_id text DEFAULT NULL)
 RETURNS integer
 LANGUAGE sql
 STABLE
@@ -37,6 +57,7 @@ SET search_path = ''
 AS $$
     SELECT count(*)::integer FROM charter.send_email_task_scheduled AS f
      WHERE f.send_email_task_id = p_send_email_task_id
+       AND f.org_id = charter._email_task_org(p_send_email_task_id, p_org_id)
 $$;
 
 -- The supervisor: payload {"send_email_task_id": X}.
@@ -63,9 +84,9 @@ BEGIN
             format('no send_email_task %s', coalesce(p_payload->>'send_email_task_id', '(missing)')));
     END IF;
     -- Input.
-    v_succeeded := charter.has_send_email_task_succeeded(v_task.id);
-    v_failures := charter.count_send_email_task_failures(v_task.id);
-    v_scheduled := charter.count_send_email_task_scheduled(v_task.id);
+    v_succeeded := charter.has_send_email_task_succeeded(v_task.id, v_task.org_id);
+    v_failures := charter.count_send_email_task_failures(v_task.id, v_task.org_id);
+    v_scheduled := charter.count_send_email_task_scheduled(v_task.id, v_task.org_id);
     -- Terminal: a success fact, out of attempts, or out of time.
     IF v_succeeded THEN
         RETURN jsonb_build_object('success', true, 'payload', jsonb_build_object('state', 'succeeded'));
@@ -117,7 +138,7 @@ BEGIN
         RETURN jsonb_build_object('success', false, 'validation_failure_message',
             format('no email for send_email_task %s', coalesce(p_payload->>'send_email_task_id', '(missing)')));
     END IF;
-    IF charter.has_send_email_task_succeeded((p_payload->>'send_email_task_id')::bigint) THEN
+    IF charter.has_send_email_task_succeeded((p_payload->>'send_email_task_id')::bigint, v_message.org_id) THEN
         RETURN jsonb_build_object('success', false, 'validation_failure_message',
             format('send_email_task %s was sent already', p_payload->>'send_email_task_id'));
     END IF;
@@ -163,9 +184,11 @@ BEGIN
 END;
 $$;
 
--- Kickoff: enqueues the supervisor for a send_email_task at p_scheduled_at.
+-- Kickoff: enqueues the supervisor for a send_email_task at p_scheduled_at. p_org_id is the
+-- task's org (looked up by id when null).
 CREATE OR REPLACE FUNCTION charter.kickoff_send_email_task(p_send_email_task_id bigint,
-                                                           p_scheduled_at timestamptz DEFAULT now())
+                                                           p_scheduled_at timestamptz DEFAULT now(),
+                                                           p_org_id text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE sql
 SECURITY DEFINER
@@ -174,7 +197,9 @@ AS $$
     SELECT charter.enqueue_task(t.org_id, 'db_function',
                jsonb_build_object('db_function', 'charter.send_email_supervisor', 'send_email_task_id', t.id),
                p_scheduled_at)
-      FROM charter.send_email_tasks AS t WHERE t.id = p_send_email_task_id
+      FROM charter.send_email_tasks AS t
+     WHERE t.id = p_send_email_task_id
+       AND t.org_id = charter._email_task_org(p_send_email_task_id, p_org_id)
 $$;
 
 -- What the app calls: the message, its root task and the kickoff, in one transaction.
@@ -210,7 +235,7 @@ BEGIN
     INSERT INTO charter.send_email_tasks (org_id, email_message_id, max_attempts, recheck_after, give_up_at)
     VALUES (v_org, v_message, p_max_attempts, p_recheck_after, coalesce(p_scheduled_at, now()) + interval '1 day')
     RETURNING id INTO v_task;
-    PERFORM charter.kickoff_send_email_task(v_task, p_scheduled_at);
+    PERFORM charter.kickoff_send_email_task(v_task, p_scheduled_at, v_org);
     RETURN v_task;
 END;
 $$;

@@ -43,3 +43,8 @@ DROP FUNCTION IF EXISTS charter.record_task_error(bigint, text, text, text, json
 DROP FUNCTION IF EXISTS charter.claim_document_events(text, integer, integer);
 DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, text[], jsonb, integer);
 DROP FUNCTION IF EXISTS charter.finish_action_task(text, text, text, jsonb, jsonb, boolean, integer);
+-- The email process's helpers take the email task's org (optional: seed 003 names them by id).
+DROP FUNCTION IF EXISTS charter.has_send_email_task_succeeded(bigint);
+DROP FUNCTION IF EXISTS charter.count_send_email_task_failures(bigint);
+DROP FUNCTION IF EXISTS charter.count_send_email_task_scheduled(bigint);
+DROP FUNCTION IF EXISTS charter.kickoff_send_email_task(bigint, timestamptz);
