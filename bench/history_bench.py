@@ -119,13 +119,14 @@ _SEED = [
         SELECT 'h-' || n, '$end', 'completed', 1, 1, NULL, NULL, NULL, now() - interval '1 hour'
           FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n""",
     f"""INSERT INTO charter.step_receipts (run_id, idempotency_key, created_at)
-        SELECT 'h-' || n, charter._idempotency_key('h-' || n, s.slug, 0), now() - interval '1 hour'
+        SELECT 'h-' || n, charter._idempotency_key('h-' || n, 'default', s.slug, 0),
+               now() - interval '1 hour'
           FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n CROSS JOIN {_STEPS}""",
     f"""INSERT INTO charter.step_executions (created_at, run_id, step_slug, attempt, status,
                                             terminal, idempotency_key, worker_id, started_at,
                                             finished_at, output)
         SELECT now() - interval '1 hour', 'h-' || n, s.slug, 1, 'completed', true,
-               charter._idempotency_key('h-' || n, s.slug, 0), 'seed',
+               charter._idempotency_key('h-' || n, 'default', s.slug, 0), 'seed',
                now() - interval '1 hour', now() - interval '1 hour', to_jsonb(s.i + 1)
           FROM generate_series(%(start)s::integer, %(stop)s::integer) AS n CROSS JOIN {_STEPS}""",
     """INSERT INTO charter.inbox (run_id, target_step, source_step, value, created_at)

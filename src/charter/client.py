@@ -240,8 +240,10 @@ class Client:
         after: str | None = None,
         connection: Connection | None = None,
     ) -> list[Run]:
-        """Runs newest first; pass the last run's id as ``after`` for the next page."""
-        return self.store.perform(ops.list_runs(flow, status, limit, after), connection)
+        """This org's runs, newest first; pass the last run's id as ``after`` for the next
+        page."""
+        op = ops.list_runs(flow, status, limit, after, org_id=self._state.org_id)
+        return self.store.perform(op, connection)
 
     def workers(
         self, *, include_stopped: bool = False, connection: Connection | None = None
@@ -396,7 +398,8 @@ class AsyncClient:
         after: str | None = None,
         connection: AsyncConnection | None = None,
     ) -> list[Run]:
-        return await self.store.perform(ops.list_runs(flow, status, limit, after), connection)
+        op = ops.list_runs(flow, status, limit, after, org_id=self._state.org_id)
+        return await self.store.perform(op, connection)
 
     async def workers(
         self, *, include_stopped: bool = False, connection: AsyncConnection | None = None

@@ -19,6 +19,9 @@ ORG_WIDE = {
     "claim_tasks": "a worker's claim takes due tasks of every org",
     "_admit_limited": "the claim's limits, over the candidates it found in every org",
     "claim_side_effects": "a worker's claim takes due effects of every org",
+    "claim_action_tasks": "a worker's claim takes due action tasks of every org",
+    "claim_document_events": "the engine's claim takes due events of every org",
+    "fire_due_waits": "the waits poller fires what is due in every org",
     "fire_due_schedules": "the schedule poller fires what is due in every org",
     "queue_stats": "an operator's overview of the queue",
     "list_workers": "an operator's list of workers and what they hold",
@@ -61,10 +64,15 @@ def _statements(body: str) -> list[str]:
     return body.split(";")
 
 
-def _names_org(statement: str, alias: str | None, table: str) -> bool:
-    owner = rf"\b{re.escape(alias or table)}\." if alias else r"(?<![\w.])"
+def _org_filters(statement: str, alias: str | None) -> int:
+    """How many times the statement filters ``alias`` (or, without one, a bare column) on
+    org_id: ``x.org_id = …``, ``… = x.org_id``, ``(x.id, x.org_id) IN …``. A join of two
+    aliases on their orgs (``t.org_id = w.org_id``) filters the left one only: it counts
+    for ``w`` only where ``w`` is filtered in its own right."""
+    statement = re.sub(r"(\b\w+\.org_id\s*=\s*)\w+\.org_id\b", r"\1joined", statement)
+    owner = rf"\b{re.escape(alias)}\." if alias else r"(?<![\w.])"
     filtered = rf"{owner}org_id(?:\s*,\s*[\w.]+)*\)?\s*(?:=|IN\b)|(?:=|ANY\s*\()\s*{owner}org_id\b"
-    return re.search(filtered, statement, re.IGNORECASE) is not None
+    return len(re.findall(filtered, statement, re.IGNORECASE))
 
 
 def _unnamed_reads(conn) -> dict[str, list[str]]:
@@ -82,16 +90,24 @@ def _unnamed_reads(conn) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name, body in functions:
         for statement in _statements(body):
+            # Each reference to a table under one alias (a CTE and the statement after it
+            # may use the same one) needs a filter of its own.
+            references: dict[str | None, list[str]] = {}
             for match in reads.finditer(statement):
                 table, alias = match.group(1), match.group(2)
                 if alias is not None and alias.lower() in _KEYWORDS:
                     alias = None
-                if not _names_org(statement, alias, table):
-                    found.setdefault(name, []).append(table)
+                references.setdefault(alias, []).append(table)
+            for alias, tables in references.items():
+                missing = len(tables) - _org_filters(statement, alias)
+                if missing > 0:
+                    found.setdefault(name, []).extend(tables[-missing:])
     return found
 
 
 def test_the_check_sees_a_statement_that_names_a_row_by_its_id_alone(conn):
+    """And a second reference under the same alias that the first one's filter does not
+    cover (a CTE that selects by org, then an UPDATE that joins it by id alone)."""
     conn.execute(
         """CREATE FUNCTION charter.zz_by_id(p_id text) RETURNS text LANGUAGE sql AS $$
                SELECT r.status FROM charter.runs AS r WHERE r.id = p_id $$"""
@@ -100,8 +116,15 @@ def test_the_check_sees_a_statement_that_names_a_row_by_its_id_alone(conn):
         """CREATE FUNCTION charter.zz_by_key(p_id text, p_org text) RETURNS text LANGUAGE sql AS $$
                SELECT r.status FROM charter.runs AS r WHERE r.id = p_id AND r.org_id = p_org $$"""
     )
+    conn.execute(
+        """CREATE FUNCTION charter.zz_cte(p_org text) RETURNS void LANGUAGE sql AS $$
+               WITH mine AS (SELECT s.run_id FROM charter.step_states AS s WHERE s.org_id = p_org)
+               UPDATE charter.step_states AS s SET arrivals = 0 FROM mine
+                WHERE s.run_id = mine.run_id $$"""
+    )
     found = _unnamed_reads(conn)
     assert found.get("zz_by_id") == ["runs"]
+    assert found.get("zz_cte") == ["step_states"]
     assert "zz_by_key" not in found
 
 

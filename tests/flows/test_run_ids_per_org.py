@@ -3,6 +3,8 @@ two orgs may use the same run id, and each gets its own run — its own steps, m
 join, child run, evidence, cancel and retry — however the engine's statements interleave."""
 
 import hashlib
+import json
+import time
 from typing import Any
 
 import psycopg
@@ -17,6 +19,7 @@ from ..flows_for_tests import analyze_site
 from ..integration.helpers import charter_env, run_charter
 from ..workers import running_worker
 from .test_children import billing_flows
+from .test_waits import payment_flow
 
 
 def flaky() -> Flow:
@@ -54,7 +57,8 @@ def test_a_tasks_idempotency_key_differs_between_two_orgs_runs_of_one_id(db_url)
         theirs = acme.wait("same-id", timeout=30).output["key"]
     # The default org's keys are what they always were; another org's name the org.
     assert mine == {"org": "default", "key": _sha256("same-id:key:0")}
-    assert theirs == {"org": "acme", "key": _sha256("acme/same-id:key:0")}
+    # No run id of one org spells another's key: the others hash a JSON array.
+    assert theirs == {"org": "acme", "key": _sha256(json.dumps(["acme", "same-id", "key", 0]))}
 
 
 def _sha256(text: str) -> str:
@@ -98,6 +102,10 @@ def test_two_orgs_run_flows_under_the_same_run_ids_each_its_own(db_url):
         assert acme.retry("flaky-1") == "running"
         assert globex.get_run("flaky-1").status == "failed"
 
+        # Each org lists its own runs.
+        assert {r.id for r in globex.list_runs(flow=site)} == {"site-1"}
+        assert [r.input for r in globex.list_runs(flow=site)] == [{"pages": ["ccc"]}]
+
         # An operator who names the id alone is told which orgs use it.
         with pytest.raises(ArgumentError, match="used by several orgs \\(acme, globex\\)"):
             acme.store.perform(ops.cancel("site-1", None))
@@ -134,3 +142,25 @@ def test_two_orgs_run_flows_under_the_same_run_ids_each_its_own(db_url):
     # fetch, summarize, report and one score per page: 2 pages for acme, 1 for globex.
     assert evidence == {"acme": 5, "globex": 4}
     assert leftovers == (0,)
+
+
+def test_an_event_reaches_only_its_own_orgs_run_of_a_shared_run_id(db_url):
+    """Both orgs' runs of one id wait for an event of the same key: each org's event wakes
+    its own run only, with its own payload."""
+    flow = payment_flow()
+    with (
+        running_worker(db_url, flow),
+        Client(db_url, org_id="acme") as acme,
+        Client(db_url, org_id="globex") as globex,
+    ):
+        for client in (acme, globex):
+            client.start(flow, {"order_id": "42"}, run_id="order-42")
+        deadline = time.monotonic() + 20
+        while any(c.get_run("order-42").step("payment").status != "ready" for c in (acme, globex)):
+            assert time.monotonic() < deadline, "the runs never reached their wait"
+            time.sleep(0.05)
+        assert acme.events.send("payment:42", {"amount": 7}).matched == 1
+        assert acme.wait("order-42", timeout=20).output == {"ship": "shipped after 7"}
+        assert globex.get_run("order-42").status == "running"  # still waiting for its own
+        assert globex.events.send("payment:42", {"amount": 9}).matched == 1
+        assert globex.wait("order-42", timeout=20).output == {"ship": "shipped after 9"}

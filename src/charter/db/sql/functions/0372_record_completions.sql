@@ -146,16 +146,16 @@ BEGIN
                                     WHERE r.run_id = c.run_id AND r.step_slug = c.target
                                       AND r.org_id = c.org_id)
                  LIMIT 1),
-               array_agg(r.run_id ORDER BY r.run_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
-               array_agg(r.org_id ORDER BY r.run_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
-               array_agg(CASE WHEN r.required = 1 THEN r.source END ORDER BY r.run_id)
+               array_agg(r.run_id ORDER BY r.run_id, r.org_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
+               array_agg(r.org_id ORDER BY r.run_id, r.org_id) FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
+               array_agg(CASE WHEN r.required = 1 THEN r.source END ORDER BY r.run_id, r.org_id)
                    FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
-               array_agg(CASE WHEN r.required = 1 THEN r.output END ORDER BY r.run_id)
+               array_agg(CASE WHEN r.required = 1 THEN r.output END ORDER BY r.run_id, r.org_id)
                    FILTER (WHERE r.step_slug = '$end' AND r.arrivals = r.required),
-               array_agg(r.run_id ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
-               array_agg(r.org_id ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
-               array_agg(r.step_slug ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
-               array_agg(r.output ORDER BY r.run_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required)
+               array_agg(r.run_id ORDER BY r.run_id, r.org_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
+               array_agg(r.org_id ORDER BY r.run_id, r.org_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
+               array_agg(r.step_slug ORDER BY r.run_id, r.org_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required),
+               array_agg(r.output ORDER BY r.run_id, r.org_id, r.step_slug) FILTER (WHERE r.step_slug <> '$end' AND r.arrivals = r.required)
           INTO v_overflow, v_end_runs, v_end_orgs, v_end_sources, v_end_outputs,
                v_ready_runs, v_ready_orgs, v_ready_steps, v_ready_sources
           FROM arrived AS r;

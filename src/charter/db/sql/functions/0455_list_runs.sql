@@ -28,8 +28,9 @@ BEGIN
             HINT = 'Use a limit from 1 to 10000, and after= to page.';
     END IF;
     IF p_after IS NOT NULL THEN
+        -- Without an org (an operator's list), an id several orgs use is refused naming them.
         SELECT * INTO v_after FROM charter.runs AS r
-         WHERE r.id = p_after AND (p_org_id IS NULL OR r.org_id = p_org_id);
+         WHERE r.id = p_after AND r.org_id = charter._run_org(p_after, p_org_id);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH022',
                 MESSAGE = format('after=%L names no run', p_after),

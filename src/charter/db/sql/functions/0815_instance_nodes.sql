@@ -49,7 +49,7 @@ BEGIN
             p_to => v_to, p_reason => format('passed by the workflow%s%s', coalesce(' (' || v_state.outcome || ')', ''),
                 coalesce(': ' || (SELECT format('%s rejected: %s', d.actor, coalesce(d.comment, 'no reason given'))
                                     FROM charter.approval_decisions AS d
-                                    JOIN charter.approval_requests AS r ON r.id = d.request_id AND r.org_id = d.org_id
+                                    JOIN charter.approval_requests AS r ON r.id = d.request_id AND d.org_id = r.org_id
                                    WHERE r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'rejected' AND d.decision = 'rejected'
                                      AND v_state.outcome = 'reject'
                                    ORDER BY d.id DESC LIMIT 1), '')),

@@ -234,7 +234,8 @@ BEGIN
         UPDATE charter.instance_waits AS w
            SET resume = jsonb_build_object('event', jsonb_build_object('id', v_id, 'key', p_key, 'payload', p_payload)),
                due_at = now()
-          FROM waiting WHERE w.run_id = waiting.run_id AND w.node_id = waiting.node_id
+          FROM waiting
+         WHERE w.run_id = waiting.run_id AND w.node_id = waiting.node_id AND w.org_id = v_org
         RETURNING w.run_id
     )
     SELECT count(*) INTO v_matched FROM resumed;
@@ -254,7 +255,7 @@ BEGIN
            SET event = jsonb_build_object('id', v_id, 'key', p_key, 'payload', p_payload)
           FROM waiting
          WHERE w.run_id = waiting.run_id AND w.step_slug = waiting.step_slug
-           AND w.task_index = waiting.task_index
+           AND w.task_index = waiting.task_index AND w.org_id = v_org
         RETURNING waiting.task_id
     ), woken AS (
         UPDATE charter.tasks AS t SET available_at = now()

@@ -179,7 +179,7 @@ BEGIN
                                                                     'entityVersion', d.entity_version, 'comment', d.comment)
                                                   ORDER BY d.id)
                                    FROM charter.approval_decisions AS d
-                                   JOIN charter.approval_requests AS r ON r.id = d.request_id AND r.org_id = d.org_id
+                                   JOIN charter.approval_requests AS r ON r.id = d.request_id AND d.org_id = r.org_id
                                   WHERE r.run_id = v_request.run_id AND r.org_id = v_request.org_id AND r.node_id = v_request.node_id
                                     AND r.token = v_request.token AND d.voided_at IS NULL)),
                due_at = now()
@@ -205,7 +205,7 @@ DECLARE
     v_applied jsonb;
 BEGIN
     SELECT d.* INTO v_stale FROM charter.approval_decisions AS d
-      JOIN charter.approval_requests AS r ON r.id = d.request_id AND r.org_id = d.org_id
+      JOIN charter.approval_requests AS r ON r.id = d.request_id AND d.org_id = r.org_id
      WHERE r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved' AND d.decision = 'approved'
        AND d.applied_at IS NULL AND d.voided_at IS NULL AND d.entity_version <> p_document.version
      LIMIT 1;
@@ -218,7 +218,7 @@ BEGIN
     WITH applied AS (
         UPDATE charter.approval_decisions AS d SET applied_at = now(), applied_by = p_gate
           FROM charter.approval_requests AS r
-         WHERE r.id = d.request_id AND r.org_id = d.org_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved'
+         WHERE r.id = d.request_id AND d.org_id = r.org_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id AND r.status = 'approved'
            AND d.decision = 'approved' AND d.applied_at IS NULL AND d.voided_at IS NULL
         RETURNING d.id
     )
