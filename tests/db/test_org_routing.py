@@ -98,10 +98,10 @@ def _unnamed_reads(conn) -> dict[str, list[str]]:
                 if alias is not None and alias.lower() in _KEYWORDS:
                     alias = None
                 references.setdefault(alias, []).append(table)
-            for alias, tables in references.items():
-                missing = len(tables) - _org_filters(statement, alias)
+            for owner, named in references.items():
+                missing = len(named) - _org_filters(statement, owner)
                 if missing > 0:
-                    found.setdefault(name, []).extend(tables[-missing:])
+                    found.setdefault(name, []).extend(named[-missing:])
     return found
 
 
