@@ -74,7 +74,8 @@ BEGIN ATOMIC
 END;
 
 -- Starts a run of the flow's current version: the run row, one readiness row per step (and
--- $end, which completes the run), and the root steps' tasks. Idempotent on a caller's run id
+-- $end, which completes the run) unless the flow is one plain step, and the root steps'
+-- tasks. Idempotent on a caller's run id
 -- within the org (another org's run of the same id is another run): the same id with the
 -- same flow and input returns the existing run; with another flow or input it is
 -- RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
@@ -143,16 +144,18 @@ BEGIN
                                   'status', v_existing.status, 'versionId', v_existing.version_id);
     END IF;
 
+    -- A flow of one plain step keeps no readiness rows (see _keeps_readiness).
     INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
     SELECT v_run_id, s.slug, p_org_id, s.required
-      FROM charter._step_requirements(v_version_id) AS s;
+      FROM charter._step_requirements(v_version_id) AS s
+     WHERE charter._keeps_readiness(v_version_id);
 
     FOR v_step IN
-        SELECT s.step_slug FROM charter.step_states AS s
-         WHERE s.run_id = v_run_id AND s.org_id = p_org_id AND s.required = 0
-         ORDER BY s.step_slug
+        SELECT s.slug FROM charter._step_requirements(v_version_id) AS s
+         WHERE s.required = 0 AND s.slug <> '$end'
+         ORDER BY s.slug
     LOOP
-        PERFORM charter._start_step(v_run_id, p_org_id, v_step.step_slug, v_input);
+        PERFORM charter._start_step(v_run_id, p_org_id, v_step.slug, v_input);
     END LOOP;
     RETURN jsonb_build_object('runId', v_run_id, 'created', true,
                               'status', (SELECT r.status FROM charter.runs AS r

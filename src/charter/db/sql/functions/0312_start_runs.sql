@@ -25,6 +25,10 @@ DECLARE
     v_version_id text;
     v_created    text[];
     v_bad        text;
+    v_first_slugs   text[];
+    v_first_max     integer[];
+    v_first_delays  integer[];
+    v_first_prios   smallint[];
 BEGIN
     IF jsonb_typeof(p_inputs) IS DISTINCT FROM 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
@@ -54,7 +58,10 @@ BEGIN
     SELECT coalesce(array_agg(coalesce(r.id, gen_random_uuid()::text) ORDER BY i.n), '{}') INTO v_ids
       FROM generate_series(1, v_count) AS i(n)
       LEFT JOIN unnest(p_run_ids) WITH ORDINALITY AS r(id, n) ON r.n = i.n;
-    PERFORM charter._check_payload(i.value, 'The run input') FROM jsonb_array_elements(p_inputs) AS i;
+    -- One pass over all inputs; only when one is too deep, the check that names the limit.
+    IF jsonb_path_exists(p_inputs, 'strict $[*].**{101}') THEN
+        PERFORM charter._check_payload(i.value, 'The run input') FROM jsonb_array_elements(p_inputs) AS i;
+    END IF;
     SELECT i.id INTO v_bad FROM unnest(v_ids) AS i(id) WHERE length(i.id) NOT BETWEEN 1 AND 200 LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
@@ -80,21 +87,30 @@ BEGIN
         SELECT coalesce(array_agg(id), '{}') INTO v_created FROM inserted;
     END;
 
-    -- Readiness rows: the first steps ready with their one task, the others waiting, and $end.
-    INSERT INTO charter.step_states (run_id, step_slug, org_id, required, status,
-                                     initial_tasks, remaining_tasks, ready_at)
-    SELECT r.id, s.slug, p_org_id, s.required,
-           CASE WHEN s.required = 0 THEN 'ready' ELSE 'waiting' END,
-           CASE WHEN s.required = 0 THEN 1 END, CASE WHEN s.required = 0 THEN 1 END,
-           CASE WHEN s.required = 0 THEN now() END
-      FROM unnest(v_created) AS r(id)
-     CROSS JOIN charter._step_requirements(v_version_id) AS s;
+    -- Readiness rows: the first steps ready with their one task, the others waiting, and
+    -- $end. A flow of one plain step keeps none (see _keeps_readiness).
+    IF charter._keeps_readiness(v_version_id) THEN
+        INSERT INTO charter.step_states (run_id, step_slug, org_id, required, status,
+                                         initial_tasks, remaining_tasks, ready_at)
+        SELECT r.id, s.slug, p_org_id, s.required,
+               CASE WHEN s.required = 0 THEN 'ready' ELSE 'waiting' END,
+               CASE WHEN s.required = 0 THEN 1 END, CASE WHEN s.required = 0 THEN 1 END,
+               CASE WHEN s.required = 0 THEN now() END
+          FROM unnest(v_created) AS r(id)
+         CROSS JOIN charter._step_requirements(v_version_id) AS s;
+    END IF;
+    -- The first steps are read once (a join with the function would call it again for each
+    -- run, and its guess of 1,000 rows per call priced the insert high enough to compile it).
+    SELECT array_agg(s.slug), array_agg(s.max_attempts), array_agg(s.start_delay), array_agg(s.priority)
+      INTO v_first_slugs, v_first_max, v_first_delays, v_first_prios
+      FROM charter._first_steps(v_version_id) AS s;
     INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
                                max_attempts, available_at, priority)
     SELECT p_org_id, r.id, p_flow_slug, v_version_id, s.slug, 0, s.max_attempts,
            now() + make_interval(secs => s.start_delay), coalesce(p_priority, s.priority)
       FROM unnest(v_created) AS r(id)
-     CROSS JOIN charter._first_steps(v_version_id) AS s;
+     CROSS JOIN unnest(v_first_slugs, v_first_max, v_first_delays, v_first_prios)
+                AS s(slug, max_attempts, start_delay, priority);
     IF cardinality(v_created) > 0 THEN
         PERFORM pg_notify('charter_tasks', p_flow_slug);
     END IF;

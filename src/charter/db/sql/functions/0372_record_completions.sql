@@ -109,21 +109,25 @@ BEGIN
         WITH done AS (
             SELECT * FROM unnest(v_ids, v_runs, v_steps, v_versions, v_orgs, v_outputs)
                 AS d(id, run_id, step_slug, version_id, org_id, output)
+        ), versions AS (
+            SELECT v.id, charter._keeps_readiness(v.id) AS keeps
+              FROM (SELECT DISTINCT d.version_id AS id FROM done AS d) AS v
         ), arrivals AS (
             SELECT d.id, d.run_id, coalesce(dep.step_slug, '$end') AS target,
-                   d.step_slug AS source, d.org_id, d.output
+                   d.step_slug AS source, d.org_id, d.output, v.keeps
               FROM done AS d
+              JOIN versions AS v ON v.id = d.version_id
               LEFT JOIN charter.flow_step_deps AS dep
                 ON dep.version_id = d.version_id AND dep.dep_slug = d.step_slug
         ), counted AS (
             -- The last arrival's output is what a node started now receives (a map's
             -- elements), and what a run with one last step keeps.
-            SELECT a.run_id, a.org_id, a.target, count(*)::integer AS n,
+            SELECT a.run_id, a.org_id, a.target, count(*)::integer AS n, bool_and(a.keeps) AS keeps,
                    (array_agg(a.source ORDER BY a.id DESC))[1] AS source,
                    (array_agg(a.output ORDER BY a.id DESC))[1] AS output
               FROM arrivals AS a
              GROUP BY a.run_id, a.org_id, a.target
-        ), arrived AS (
+        ), counted_at_rows AS (
             UPDATE charter.step_states AS s
                SET arrivals = s.arrivals + c.n,
                    status = CASE WHEN c.target = '$end' AND s.arrivals + c.n = s.required
@@ -132,8 +136,15 @@ BEGIN
                                        THEN now() ELSE s.completed_at END
               FROM counted AS c
              WHERE s.run_id = c.run_id AND s.step_slug = c.target AND s.org_id = c.org_id
-               AND s.arrivals + c.n <= s.required
+               AND s.arrivals + c.n <= s.required AND c.keeps
             RETURNING s.run_id, s.org_id, s.step_slug, s.arrivals, s.required, c.source, c.output
+        ), arrived AS (
+            -- A run of one plain step keeps no readiness rows: its one arrival is at $end,
+            -- which it completes.
+            SELECT * FROM counted_at_rows
+            UNION ALL
+            SELECT c.run_id, c.org_id, c.target, c.n, 1, c.source, c.output
+              FROM counted AS c WHERE NOT c.keeps AND c.n = 1
         ), inboxed AS (
             INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
             SELECT a.run_id, a.target, a.source, a.org_id, a.output

@@ -39,9 +39,9 @@ BEGIN
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
     VALUES (v_org, p_run_id, '$run', 'retried', true);
     FOR v_step IN
-        SELECT s.step_slug, fs.step_type, fs.config FROM charter.step_states AS s
+        SELECT s.step_slug, fs.step_type, fs.config FROM charter._step_states_of(v_run) AS s
           JOIN charter.flow_steps AS fs ON fs.version_id = v_run.version_id AND fs.slug = s.step_slug
-         WHERE s.run_id = p_run_id AND s.org_id = v_org AND s.status IN ('failed', 'cancelled')
+         WHERE s.status IN ('failed', 'cancelled')
          ORDER BY s.step_slug
     LOOP
         -- A waiting step waits again from the start: its task is queued afresh for its

@@ -73,8 +73,7 @@ BEGIN
                             ORDER BY t.task_index LIMIT 1) END)
                    ORDER BY fs.step_index)
               FROM charter.flow_steps AS fs
-              JOIN charter.step_states AS s
-                ON s.run_id = r.id AND s.step_slug = fs.slug AND s.org_id = r.org_id
+              JOIN charter._step_states_of(r) AS s ON s.step_slug = fs.slug
               LEFT JOIN LATERAL (
                   SELECT min(x.started_at) AS started_at,
                          (SELECT y.error FROM charter.step_executions AS y
