@@ -20,7 +20,7 @@ from charter.canonical import canonical_hash
 from charter.compiler.flows import extract_flow_shape
 from charter.dsl.flow import Flow
 from charter.engine.flows import check_call, ensure_call
-from charter.engine.inputs import run_input_json
+from charter.engine.inputs import run_input_json, run_inputs_json
 from charter.engine.runs import Run, run_from_json
 from charter.engine.workers import QueueEntry, WorkerInfo, queue_entry, worker_info
 from charter.errors import (
@@ -34,6 +34,7 @@ from charter.errors import (
     RunWaitTimeoutError,
 )
 from charter.payloads import json_text, shown
+from charter.run_ids import new_run_ids
 from charter.store import Call, Listen, Operation, first_json, first_value, json_rows
 from charter.vocabulary import RunStatus
 
@@ -106,11 +107,10 @@ def start_many(
     _check_priority(priority)
     org_id = text_argument(state.org_id, "org_id")
     slug = yield from _ensure(state, flow, version_id)
-    ids = list(run_ids) if run_ids is not None else [str(uuid.uuid4()) for _ in inputs]
-    texts = [run_input_json(flow, value) for value in inputs]
+    ids = list(run_ids) if run_ids is not None else new_run_ids(len(inputs))
     params = {
         "flow": slug,
-        "inputs": "[" + ",".join(texts) + "]",
+        "inputs": run_inputs_json(flow, inputs),
         "run_ids": ids,
         "org_id": org_id,
         "version_id": version_id,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from charter.errors import RunInputError
@@ -25,6 +26,24 @@ MAX_DEPTH = 100
 # json.dumps writes U+0000 as \u0000; a backslash written before "u0000" is \\u0000, which
 # is fine: an escape is one preceded by an even number of backslashes.
 _NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def json_array_text(values: Sequence[Any], what: str) -> str:
+    """``values`` as one JSON array text, for a batch: one ``json.dumps`` for all of them
+    (ten thousand small values cost a tenth of one call each). The values' depth is left to
+    the SQL that takes the array, which checks the same limit (``_check_payload``). When the
+    array cannot be written as it is, each value is written on its own with
+    :func:`json_text`'s checks, and the first at fault is named: "{what} at index 3 …"."""
+    try:
+        text = json.dumps(list(values), allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
+        pass
+    else:
+        if not ("\\u0000" in text and _NUL_ESCAPE.search(text)):
+            return text
+    texts = [json_text(value, f"{what} at index {index}") for index, value in enumerate(values)]
+    return "[" + ",".join(texts) + "]"
 
 
 def json_text(value: Any, what: str) -> str:

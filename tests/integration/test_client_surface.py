@@ -98,6 +98,15 @@ def test_start_many_starts_every_run_in_one_call_idempotently(db_url):
         with pytest.raises(ArgumentError, match="a list of inputs"):
             client.start_many(flow, "abc")
         assert client.start_many(flow, []) == []
+        # An input too deep is refused by the database's check of the batch, by its index,
+        # and nothing of the batch is started.
+        deep: object = 0
+        for _ in range(150):
+            deep = [deep]
+        with pytest.raises(RunInputError, match="run input at index 1 nests"):
+            client.start_many(flow, ["x", deep, "y"])
+        with pytest.raises(RunInputError, match="run input at index 2 is not JSON"):
+            client.start_many(flow, ["x", "y", {1, 2}])
     assert _run_count(db_url) == 52
 
 

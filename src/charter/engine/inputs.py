@@ -9,6 +9,7 @@ to JSON the way the first such hint dumps it. An input a step could never accept
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
@@ -16,16 +17,26 @@ import pydantic
 from charter.dsl.flow import Flow
 from charter.dsl.handler import RUN, validation_summary
 from charter.errors import RunInputError
-from charter.payloads import json_text
+from charter.payloads import json_array_text, json_text
 
 
 def run_input_json(flow: Flow | str, value: Any) -> str:
     """The run input as JSON text for ``start_run``."""
+    return json_text(_prepared(flow, value), "The run input")
+
+
+def run_inputs_json(flow: Flow | str, values: Sequence[Any]) -> str:
+    """Many run inputs as one JSON array for ``start_runs``, each checked as
+    :func:`run_input_json` checks one (see :func:`json_array_text`)."""
+    return json_array_text([_prepared(flow, value) for value in values], "The run input")
+
+
+def _prepared(flow: Flow | str, value: Any) -> Any:
     if isinstance(flow, Flow):
-        value = _checked(flow, value)
-    elif isinstance(value, pydantic.BaseModel):
-        value = value.model_dump(mode="json")
-    return json_text(value, "The run input")
+        return _checked(flow, value)
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    return value
 
 
 def _checked(flow: Flow, value: Any) -> Any:

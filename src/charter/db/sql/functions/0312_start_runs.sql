@@ -60,7 +60,8 @@ BEGIN
       LEFT JOIN unnest(p_run_ids) WITH ORDINALITY AS r(id, n) ON r.n = i.n;
     -- One pass over all inputs; only when one is too deep, the check that names the limit.
     IF jsonb_path_exists(p_inputs, 'strict $[*].**{101}') THEN
-        PERFORM charter._check_payload(i.value, 'The run input') FROM jsonb_array_elements(p_inputs) AS i;
+        PERFORM charter._check_payload(i.value, format('The run input at index %s', i.n - 1))
+           FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS i(value, n);
     END IF;
     SELECT i.id INTO v_bad FROM unnest(v_ids) AS i(id) WHERE length(i.id) NOT BETWEEN 1 AND 200 LIMIT 1;
     IF FOUND THEN
