@@ -1,44 +1,74 @@
--- Whether runs of the version keep readiness rows (step_states). A flow of one plain step
--- does not: its step is ready from the start and its run completes with it, so the rows
--- would say nothing the run's status does not, and writing them was a third of what such a
--- run cost (docs/architecture.md § 6). Every other version keeps them. (A SQL-standard
--- body without a SET clause: inlined where it is called.)
+-- Whether runs of the version keep readiness rows (step_states). A chain of plain steps (one
+-- step, or steps one after another: each with at most one dependency and one dependent, so
+-- one root and one leaf) does not: each arrival is its node's only one, so a node is ready
+-- when it arrives and the run completes when its leaf does, and the rows would only repeat
+-- what the evidence says. Writing them was a quarter of a 1-step run's WAL
+-- (docs/architecture.md § 6). Every other version keeps them: joins count arrivals, maps
+-- count their tasks, sleeps and waits keep their times.
 CREATE OR REPLACE FUNCTION charter._keeps_readiness(p_version_id text)
 RETURNS boolean
 LANGUAGE sql
 STABLE
 BEGIN ATOMIC
-    SELECT count(*) <> 1 OR coalesce(bool_or(s.step_type <> 'single' OR s.config IS NOT NULL), false)
+    SELECT coalesce(NOT (
+               bool_and(s.step_type = 'single' AND s.config IS NULL)
+               AND (SELECT count(*) FROM charter.flow_step_deps AS d
+                     WHERE d.version_id = p_version_id) = count(*) - 1
+               AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                                WHERE d.version_id = p_version_id
+                                GROUP BY d.step_slug HAVING count(*) > 1)
+               AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
+                                WHERE d.version_id = p_version_id
+                                GROUP BY d.dep_slug HAVING count(*) > 1)), true)
       FROM charter.flow_steps AS s
      WHERE s.version_id = p_version_id;
 END;
 
 -- A run's readiness rows: its step_states, or for a run that keeps none (see
--- _keeps_readiness) the rows it would have, read off its status. What readers of a run's
--- steps use (get_run, run_projection, retry_run, the run graph), so that the two kinds of
--- run look alike.
+-- _keeps_readiness) the rows it would have. Those of a 1-step run are read off its status;
+-- those of a longer chain are the projection derived from its evidence
+-- (compute_run_projection, equal to the rows by WF-15), with each step's completion time
+-- from its evidence. What readers of a run's steps use (get_run, run_projection, retry_run,
+-- the run graph), so that the kinds of run look alike.
 CREATE OR REPLACE FUNCTION charter._step_states_of(p_run charter.runs)
 RETURNS SETOF charter.step_states
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
-BEGIN ATOMIC
-    SELECT s.* FROM charter.step_states AS s
-     WHERE s.run_id = p_run.id AND s.org_id = p_run.org_id
-    UNION ALL
-    SELECT p_run.id, x.slug, p_run.org_id, x.status, x.required, x.arrivals, x.initial_tasks,
-           x.remaining_tasks, p_run.created_at,
-           CASE WHEN p_run.status = 'completed' THEN p_run.finished_at END, NULL, 0, NULL
-      FROM (SELECT f.slug,
-                   CASE p_run.status WHEN 'running' THEN 'ready' WHEN 'completed' THEN 'completed'
-                                     WHEN 'failed' THEN 'failed' ELSE 'cancelled' END AS status,
-                   0 AS required, 0 AS arrivals, 1 AS initial_tasks,
-                   CASE WHEN p_run.status = 'completed' THEN 0 ELSE 1 END AS remaining_tasks
-              FROM charter.flow_steps AS f WHERE f.version_id = p_run.version_id
-            UNION ALL
-            SELECT '$end', CASE WHEN p_run.status = 'completed' THEN 'completed' ELSE 'waiting' END,
-                   1, CASE WHEN p_run.status = 'completed' THEN 1 ELSE 0 END, NULL, NULL) AS x
-     WHERE NOT charter._keeps_readiness(p_run.version_id);
+SET search_path = ''
+AS $$
+BEGIN
+    IF charter._keeps_readiness(p_run.version_id) THEN
+        RETURN QUERY SELECT s.* FROM charter.step_states AS s
+                      WHERE s.run_id = p_run.id AND s.org_id = p_run.org_id;
+    ELSIF (SELECT count(*) FROM charter.flow_steps AS f WHERE f.version_id = p_run.version_id) = 1 THEN
+        RETURN QUERY
+        SELECT p_run.id, x.slug, p_run.org_id, x.status, x.required, x.arrivals, x.initial_tasks,
+               x.remaining_tasks, p_run.created_at,
+               CASE WHEN p_run.status = 'completed' THEN p_run.finished_at END, NULL::text, 0, NULL::text
+          FROM (SELECT f.slug,
+                       CASE p_run.status WHEN 'running' THEN 'ready' WHEN 'completed' THEN 'completed'
+                                         WHEN 'failed' THEN 'failed' ELSE 'cancelled' END AS status,
+                       0 AS required, 0 AS arrivals, 1 AS initial_tasks,
+                       CASE WHEN p_run.status = 'completed' THEN 0 ELSE 1 END AS remaining_tasks
+                  FROM charter.flow_steps AS f WHERE f.version_id = p_run.version_id
+                UNION ALL
+                SELECT '$end', CASE WHEN p_run.status = 'completed' THEN 'completed' ELSE 'waiting' END,
+                       1, CASE WHEN p_run.status = 'completed' THEN 1 ELSE 0 END, NULL, NULL) AS x;
+    ELSE
+        RETURN QUERY
+        SELECT p_run.id, x.key, p_run.org_id, x.value->>'status', (x.value->>'required')::integer,
+               (x.value->>'arrivals')::integer, (x.value->>'initialTasks')::integer,
+               (x.value->>'remainingTasks')::integer, NULL::timestamptz,
+               CASE WHEN x.value->>'status' = 'completed' THEN
+                   CASE WHEN x.key = '$end' THEN p_run.finished_at ELSE (
+                       SELECT min(e.finished_at) FROM charter.step_executions AS e
+                        WHERE e.run_id = p_run.id AND e.org_id = p_run.org_id
+                          AND e.step_slug = x.key AND e.status = 'completed') END END,
+               NULL::text, 0, NULL::text
+          FROM jsonb_each(charter.compute_run_projection(p_run.id, p_run.org_id)->'steps') AS x;
+    END IF;
 END;
+$$;
 
 -- Whether charter executes the run (a flow's run), not a runner that reports it (seed 001's
 -- invocations): it has readiness rows, a task or evidence.

@@ -74,8 +74,8 @@ BEGIN ATOMIC
 END;
 
 -- Starts a run of the flow's current version: the run row, one readiness row per step (and
--- $end, which completes the run) unless the flow is one plain step, and the root steps'
--- tasks. Idempotent on a caller's run id
+-- $end, which completes the run) unless the flow is a chain of plain steps, and the root
+-- steps' tasks. Idempotent on a caller's run id
 -- within the org (another org's run of the same id is another run): the same id with the
 -- same flow and input returns the existing run; with another flow or input it is
 -- RUN_ID_CONFLICT. p_version_id runs a given runnable version of the flow
@@ -144,7 +144,7 @@ BEGIN
                                   'status', v_existing.status, 'versionId', v_existing.version_id);
     END IF;
 
-    -- A flow of one plain step keeps no readiness rows (see _keeps_readiness).
+    -- A chain of plain steps keeps no readiness rows (see _keeps_readiness).
     INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
     SELECT v_run_id, s.slug, p_org_id, s.required
       FROM charter._step_requirements(v_version_id) AS s

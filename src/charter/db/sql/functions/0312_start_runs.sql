@@ -89,7 +89,7 @@ BEGIN
     END;
 
     -- Readiness rows: the first steps ready with their one task, the others waiting, and
-    -- $end. A flow of one plain step keeps none (see _keeps_readiness).
+    -- $end. A chain of plain steps keeps none (see _keeps_readiness).
     IF charter._keeps_readiness(v_version_id) THEN
         INSERT INTO charter.step_states (run_id, step_slug, org_id, required, status,
                                          initial_tasks, remaining_tasks, ready_at)

@@ -15,7 +15,7 @@ DECLARE
     v_keeps     boolean;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
-    -- A run of one plain step keeps no readiness rows: its step's completion is $end's.
+    -- A chain's run keeps no readiness rows: each arrival is its node's only one.
     v_keeps := charter._keeps_readiness(v_run.version_id);
     UPDATE charter.step_states
        SET status = 'completed', remaining_tasks = 0, completed_at = now()

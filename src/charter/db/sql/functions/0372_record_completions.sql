@@ -139,8 +139,8 @@ BEGIN
                AND s.arrivals + c.n <= s.required AND c.keeps
             RETURNING s.run_id, s.org_id, s.step_slug, s.arrivals, s.required, c.source, c.output
         ), arrived AS (
-            -- A run of one plain step keeps no readiness rows: its one arrival is at $end,
-            -- which it completes.
+            -- A chain's run keeps no readiness rows: each arrival is its node's only one, so
+            -- the node is ready (or $end complete) with it.
             SELECT * FROM counted_at_rows
             UNION ALL
             SELECT c.run_id, c.org_id, c.target, c.n, 1, c.source, c.output

@@ -16,6 +16,7 @@ DECLARE
     v_run   charter.runs;
     v_step  record;
     v_child text;
+    v_restart text[];
 BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', p_run_id));
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = v_org;
@@ -34,15 +35,18 @@ BEGIN
     IF EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = p_run_id AND i.org_id = v_org) THEN
         RETURN charter._retry_instance(p_run_id, v_org);
     END IF;
+    -- The steps to run again, read before the retry is recorded: a chain's steps are read off
+    -- its evidence (_step_states_of), where the retry makes the failed step ready again.
+    SELECT coalesce(array_agg(s.step_slug), '{}') INTO v_restart
+      FROM charter._step_states_of(v_run) AS s WHERE s.status IN ('failed', 'cancelled');
     UPDATE charter.runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now()
      WHERE id = p_run_id AND org_id = v_org;
     INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal)
     VALUES (v_org, p_run_id, '$run', 'retried', true);
     FOR v_step IN
-        SELECT s.step_slug, fs.step_type, fs.config FROM charter._step_states_of(v_run) AS s
-          JOIN charter.flow_steps AS fs ON fs.version_id = v_run.version_id AND fs.slug = s.step_slug
-         WHERE s.status IN ('failed', 'cancelled')
-         ORDER BY s.step_slug
+        SELECT fs.slug AS step_slug, fs.step_type, fs.config FROM charter.flow_steps AS fs
+         WHERE fs.version_id = v_run.version_id AND fs.slug = ANY (v_restart)
+         ORDER BY fs.slug
     LOOP
         -- A waiting step waits again from the start: its task is queued afresh for its
         -- time, its event (or one kept meanwhile) or its timeout.

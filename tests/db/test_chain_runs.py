@@ -1,8 +1,9 @@
-"""A run of a flow of one plain step keeps no readiness rows (step_states): its step's state
-is read off the run's status. Whatever path it takes (started alone or in a batch, completed
-set-based or one by one, failed, retried, cancelled), it reads as a run that kept them
-would: get_run shows its step, and the live projection equals the one derived from the
-facts (WF-15)."""
+"""A run of a chain of plain steps (one step, or steps one after another) keeps no readiness
+rows (step_states): a 1-step run's step is read off the run's status, a longer chain's steps
+off its evidence. Whatever path it takes (started alone or in a batch, completed set-based
+or one by one, failed, retried, cancelled), it reads as a run that kept them would: get_run
+shows each step as it is, and the live projection equals the one derived from the facts
+(WF-15). Every other shape keeps its rows."""
 
 from typing import Any
 
@@ -13,7 +14,8 @@ from charter import Client, Flow
 from charter.db.sqlstate import charter_errors
 from charter.errors import RunStateError
 
-from ..engine import claim, complete, fail, install, projections, run_row, start
+from ..engine import claim, complete, drain, fail, install, projections, run_row, start
+from ..flows_for_tests import diamond, two_leaves
 
 
 def one_step(slug: str, max_attempts: int = 1) -> Flow:
@@ -141,18 +143,100 @@ def test_a_one_step_flow_run_by_charter_keeps_the_status_its_step_gives_it(db_ur
             client.registry.update_invocation(run_id, status="completed")
 
 
-def test_a_flow_of_two_steps_or_of_one_step_that_waits_keeps_its_rows(conn):
-    two = Flow("two_steps")
+def chain(slug: str) -> Flow:
+    flow = Flow(slug, max_attempts=1)
 
-    @two.step()
-    def first(run: dict[str, Any]) -> int:
-        return 1
+    @flow.step()
+    def fetch(run: dict[str, Any]) -> int:
+        return int(run["n"])
 
-    @two.step(depends_on=[first])
-    def second(first: int) -> int:
-        return first + 1
+    @flow.step(depends_on=[fetch])
+    def double(fetch: int) -> int:
+        return fetch * 2
 
-    install(conn, two)
+    @flow.step(depends_on=[double])
+    def label(double: int) -> str:
+        return f"got {double}"
+
+    return flow
+
+
+def statuses(conn, run_id: str) -> dict[str, str]:
+    return {s["slug"]: s["status"] for s in run_row(conn, run_id)["steps"]}
+
+
+def test_a_chain_moves_step_by_step_without_readiness_rows(conn):
+    install(conn, chain("chain_steps"))
+    run_id = start(conn, "chain_steps", {"n": 5})
+    [batched] = conn.execute(
+        "SELECT charter.start_runs('chain_steps', %s)", (Jsonb([{"n": 6}]),)
+    ).fetchone()[0]
+    for started in (run_id, batched):
+        assert readiness_rows(conn, started) == 0
+        assert statuses(conn, started) == {
+            "fetch": "ready",
+            "double": "waiting",
+            "label": "waiting",
+        }
+        assert_projection_matches(conn, started)
+
+    [fetch, _] = claim(conn, ["chain_steps"])
+    assert record(conn, fetch, 5) == "completed"  # set-based: double is ready at once
+    assert statuses(conn, run_id) == {"fetch": "completed", "double": "ready", "label": "waiting"}
+    steps = {s["slug"]: s for s in run_row(conn, run_id)["steps"]}
+    assert steps["fetch"]["output"] == 5 and steps["fetch"]["completedAt"] is not None
+    assert steps["double"]["completedAt"] is None
+    assert_projection_matches(conn, run_id)
+
+    [double] = [t for t in claim(conn, ["chain_steps"]) if t.run_id == run_id]
+    assert double.inputs == {"fetch": 5}
+    assert complete(conn, double, 10) == "completed"  # one by one
+    assert statuses(conn, run_id) == {"fetch": "completed", "double": "completed", "label": "ready"}
+    [label] = [t for t in claim(conn, ["chain_steps"]) if t.run_id == run_id]
+    assert record(conn, label, "got 10") == "completed"
+    run = run_row(conn, run_id)
+    assert (run["status"], run["output"]) == ("completed", {"label": "got 10"})
+    assert set(statuses(conn, run_id).values()) == {"completed"}
+    live = assert_projection_matches(conn, run_id)
+    assert live["steps"]["$end"]["status"] == "completed"
+    assert readiness_rows(conn, run_id) == 0
+
+
+def test_a_chain_that_fails_half_way_is_retried_from_there_or_cancelled(conn):
+    install(conn, chain("chain_retry"))
+    run_id = start(conn, "chain_retry", {"n": 1})
+    [fetch] = claim(conn, ["chain_retry"])
+    record(conn, fetch, 1)
+    [double] = claim(conn, ["chain_retry"])
+    assert fail(conn, double, "flaky", permanent=True) == "failed"
+    assert statuses(conn, run_id) == {"fetch": "completed", "double": "failed", "label": "waiting"}
+    assert_projection_matches(conn, run_id)
+
+    with charter_errors():
+        assert conn.execute("SELECT charter.retry_run(%s)", (run_id,)).fetchone()[0] == "running"
+    assert statuses(conn, run_id) == {"fetch": "completed", "double": "ready", "label": "waiting"}
+    [again] = claim(conn, ["chain_retry"])
+    assert (again.step, again.attempt, again.inputs) == ("double", 1, {"fetch": 1})
+    assert record(conn, again, 2) == "completed"
+    drain(conn, chain("chain_retry"), check=lambda c: assert_projection_matches(c, run_id))
+    assert run_row(conn, run_id)["output"] == {"label": "got 2"}
+
+    cancelled = start(conn, "chain_retry", {"n": 3})
+    [fetch] = claim(conn, ["chain_retry"])
+    record(conn, fetch, 3)
+    conn.execute("SELECT charter.cancel_run(%s)", (cancelled,))
+    assert statuses(conn, cancelled) == {
+        "fetch": "completed",
+        "double": "cancelled",
+        "label": "waiting",
+    }
+    assert_projection_matches(conn, cancelled)
+    assert claim(conn, ["chain_retry"]) == []
+
+
+def test_joins_fan_outs_maps_and_waits_keep_their_rows(conn):
+    install(conn, diamond())
+    install(conn, two_leaves())
     mapped = Flow("one_map")
 
     @mapped.map(over="run")
@@ -160,5 +244,10 @@ def test_a_flow_of_two_steps_or_of_one_step_that_waits_keeps_its_rows(conn):
         return item
 
     install(conn, mapped)
-    assert readiness_rows(conn, start(conn, "two_steps", {})) == 3
+    sleepy = Flow("one_sleep")
+    sleepy.sleep("nap", seconds=60)
+    install(conn, sleepy)
+    assert readiness_rows(conn, start(conn, "diamond", {"n": 1})) == 5
+    assert readiness_rows(conn, start(conn, "two_leaves", {"x": 1})) == 4
     assert readiness_rows(conn, start(conn, "one_map", [1, 2])) == 2
+    assert readiness_rows(conn, start(conn, "one_sleep", {})) == 2
