@@ -109,7 +109,8 @@ BEGIN
         WITH done AS (
             SELECT * FROM unnest(v_ids, v_runs, v_steps, v_versions, v_orgs, v_outputs)
                 AS d(id, run_id, step_slug, version_id, org_id, output)
-        ), versions AS (
+        ), versions AS MATERIALIZED (
+            -- Once per version of the group (inlined, it was asked once per task).
             SELECT v.id, charter._keeps_readiness(v.id) AS keeps
               FROM (SELECT DISTINCT d.version_id AS id FROM done AS d) AS v
         ), arrivals AS (
