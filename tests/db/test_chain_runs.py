@@ -251,3 +251,56 @@ def test_joins_fan_outs_maps_and_waits_keep_their_rows(conn):
     assert readiness_rows(conn, start(conn, "two_leaves", {"x": 1})) == 4
     assert readiness_rows(conn, start(conn, "one_map", [1, 2])) == 2
     assert readiness_rows(conn, start(conn, "one_sleep", {})) == 2
+
+
+def _forget_evidence(conn, run_id: str) -> None:
+    """What retention does to a run finished before its cutoff: its evidence goes (here by
+    rows, as a dropped monthly partition would take them, past the append-only trigger that
+    dropping a partition does not fire), its run row stays."""
+    with conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        conn.execute("DELETE FROM charter.step_executions WHERE run_id = %s", (run_id,))
+
+
+def test_a_finished_chain_reads_the_same_once_retention_dropped_its_evidence(conn):
+    install(conn, chain("chain_retained"))
+    done = start(conn, "chain_retained", {"n": 1})
+    cancelled = start(conn, "chain_retained", {"n": 2})
+    [first, second] = claim(conn, ["chain_retained"])
+    record(conn, first if first.run_id == done else second, 1)
+    conn.execute("SELECT charter.cancel_run(%s)", (cancelled,))
+    drain(conn, chain("chain_retained"))
+    before = run_row(conn, done)
+    assert before["status"] == "completed"
+    _forget_evidence(conn, done)
+    _forget_evidence(conn, cancelled)
+    after = run_row(conn, done)
+    assert [(s["slug"], s["status"]) for s in after["steps"]] == [
+        ("fetch", "completed"),
+        ("double", "completed"),
+        ("label", "completed"),
+    ]
+    assert all(s["completedAt"] == after["finishedAt"] for s in after["steps"])
+    assert (
+        conn.execute("SELECT charter.run_graph('default', %s)", (done,)).fetchone()[0]["nodes"][
+            "$end"
+        ]["status"]
+        == "completed"
+    )
+    # A cancelled chain's ready step stays cancelled (its completed one is forgotten with
+    # its evidence).
+    assert "ready" not in statuses(conn, cancelled).values()
+
+
+def test_a_reported_invocation_of_a_chain_shows_no_steps_and_keeps_what_its_runner_says(db_url):
+    with Client(db_url) as client:
+        flow = chain("chain_reported")
+        run_id = client.start(flow, {"n": 1})
+        version = client.get_run(run_id).version_id
+        reg = client.registry
+        reg.create_invocation("reported-1", version_id=version)
+        assert reg.update_invocation("reported-1", status="completed").status == "completed"
+        assert client.get_run("reported-1").steps == []
+        client.cancel(run_id)
+        with pytest.raises(RunStateError, match="executed by charter"):
+            reg.update_invocation(run_id, status="completed")

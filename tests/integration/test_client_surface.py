@@ -107,6 +107,14 @@ def test_start_many_starts_every_run_in_one_call_idempotently(db_url):
             client.start_many(flow, ["x", deep, "y"])
         with pytest.raises(RunInputError, match="run input at index 2 is not JSON"):
             client.start_many(flow, ["x", "y", {1, 2}])
+        typed = Flow("typed_batch")
+
+        @typed.step()
+        def only(run: int) -> int:
+            return run + 1
+
+        with pytest.raises(RunInputError, match="at index 1: The run input does not match"):
+            client.start_many(typed, [1, "not a number", 3])
     assert _run_count(db_url) == 52
 
 

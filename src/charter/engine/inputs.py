@@ -27,8 +27,15 @@ def run_input_json(flow: Flow | str, value: Any) -> str:
 
 def run_inputs_json(flow: Flow | str, values: Sequence[Any]) -> str:
     """Many run inputs as one JSON array for ``start_runs``, each checked as
-    :func:`run_input_json` checks one (see :func:`json_array_text`)."""
-    return json_array_text([_prepared(flow, value) for value in values], "The run input")
+    :func:`run_input_json` checks one (see :func:`json_array_text`); an input the flow's
+    steps refuse is named by its index."""
+    prepared = []
+    for index, value in enumerate(values):
+        try:
+            prepared.append(_prepared(flow, value))
+        except RunInputError as exc:
+            raise RunInputError(f"The run input at index {index}: {exc.message}") from None
+    return json_array_text(prepared, "The run input")
 
 
 def _prepared(flow: Flow | str, value: Any) -> Any:

@@ -61,9 +61,9 @@ BEGIN
     END IF;
 
     INSERT INTO charter.runs (id, workflow_slug, version_id, input, owner_id, generation_id,
-                              evolution_run_id)
+                              evolution_run_id, reported)
     VALUES (p_invocation_id, v_version.workflow_slug, p_version_id, 'null', p_owner_id,
-            p_generation_id, p_run_id)
+            p_generation_id, p_run_id, true)
     ON CONFLICT (id, org_id) DO NOTHING;
     IF FOUND THEN
         RETURN jsonb_build_object('invocationId', p_invocation_id, 'versionId', p_version_id,

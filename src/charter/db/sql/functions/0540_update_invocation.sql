@@ -34,7 +34,7 @@ BEGIN
             MESSAGE = format('usd_cost=%s is negative', p_usd_cost), HINT = 'Costs are 0 or more.';
     END IF;
     IF (p_status IS NOT NULL OR p_end_time IS NOT NULL)
-       AND charter._executed_by_charter(v_run) THEN
+       AND NOT v_run.reported THEN
         RAISE EXCEPTION USING ERRCODE = 'CH007',
             MESSAGE = format('Run %s is executed by charter: its status and end time follow its steps', p_invocation_id),
             HINT = 'Use cancel or retry to change it; only its cost can be reported here.';

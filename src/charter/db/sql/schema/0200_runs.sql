@@ -19,6 +19,7 @@ CREATE TABLE charter.runs (
     parent_step      text,
     parent_task_index integer,
     child_key        text,
+    reported         boolean NOT NULL DEFAULT false,
     CONSTRAINT runs_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT runs_version_fkey FOREIGN KEY (version_id)
         REFERENCES charter.workflow_versions (id),
@@ -32,6 +33,9 @@ CREATE TABLE charter.runs (
 
 COMMENT ON TABLE charter.runs IS
     'One row per run: a projection of step_executions that charter.rebuild_run_projection() reproduces (WF-15).';
+
+COMMENT ON COLUMN charter.runs.reported IS
+    'A run its runner reports (create_invocation, update_invocation), not one charter executes.';
 
 CREATE INDEX runs_workflow_status_idx ON charter.runs (workflow_slug, status, created_at);
 
