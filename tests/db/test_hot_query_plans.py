@@ -44,12 +44,13 @@ def _populate(conn):
 
 def test_the_claim_scan_uses_the_partial_claim_index(conn):
     _populate(conn)
-    # The SELECT at the heart of charter.claim_tasks (0350_claim_tasks.sql).
+    # The SELECT at the heart of one org's claim (_claim_tasks_of_org, 0350_claim_tasks.sql).
     plan = _plan(
         conn,
         """
         SELECT t.id FROM charter.tasks AS t
-         WHERE t.version_id = (%s::text[])[1] AND t.status IN ('queued', 'started')
+         WHERE t.version_id = (%s::text[])[1] AND t.org_id = 'default'
+           AND t.status IN ('queued', 'started')
            AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
            AND t.available_at <= now()
            AND (t.limit_key IS NULL
@@ -62,6 +63,28 @@ def test_the_claim_scan_uses_the_partial_claim_index(conn):
     )
     assert "tasks_claim_idx" in plan
     assert "Sort" not in plan  # read in claim order: the backlog is not read and sorted
+
+
+def test_the_walk_to_the_next_org_reads_one_entry_of_the_claim_index(conn):
+    """claim_tasks goes round the orgs with queued tasks; finding the next one must not read
+    an org's backlog (an org with 20,000 queued tasks is stepped over in one probe)."""
+    _populate(conn)
+    conn.execute("""
+        INSERT INTO charter.tasks (run_id, workflow_slug, version_id, step_slug, task_index,
+                                   status, max_attempts, available_at)
+        SELECT 'old-' || r, 'diamond', (SELECT current_version_id FROM charter.workflows),
+               'seed', 1, 'queued', 3, now() FROM generate_series(1, 20000) AS r""")
+    conn.execute("ANALYZE charter.tasks")
+    version = conn.execute("SELECT current_version_id FROM charter.workflows").fetchone()[0]
+    walk = "SELECT charter._next_org_with_tasks(%s, 'default')"
+    conn.execute(walk, ([version],))  # its plan made and cached
+    plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + walk, ([version],))
+    blocks = plan.fetchone()[0][0]["Plan"]
+    assert blocks["Shared Hit Blocks"] + blocks.get("Shared Read Blocks", 0) < 10, blocks
+    assert conn.execute(
+        "SELECT charter._next_org_with_tasks(%s, ''), charter._next_org_with_tasks(%s, 'default')",
+        ([version], [version]),
+    ).fetchone() == ("default", None)
 
 
 def test_per_run_lookups_use_their_primary_keys(conn):

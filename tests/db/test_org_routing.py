@@ -16,8 +16,7 @@ from .test_distribution_keys import COORDINATOR, REFERENCE
 # "The claim per org"), pollers and maintenance sweep every org, and operators' overviews
 # count across orgs. None of them is one org's request.
 ORG_WIDE = {
-    "claim_tasks": "a worker's claim takes due tasks of every org",
-    "_admit_limited": "the claim's limits, over the candidates it found in every org",
+    "_next_org_with_tasks": "the claim's walk to the next org with queued tasks (locks nothing)",
     "claim_side_effects": "a worker's claim takes due effects of every org",
     "claim_action_tasks": "a worker's claim takes due action tasks of every org",
     "claim_document_events": "the engine's claim takes due events of every org",
@@ -83,7 +82,7 @@ def _unnamed_reads(conn) -> dict[str, list[str]]:
         re.IGNORECASE,
     )
     functions = conn.execute(
-        """SELECT p.proname, p.prosrc FROM pg_proc AS p
+        """SELECT p.proname, coalesce(pg_get_function_sqlbody(p.oid), p.prosrc) FROM pg_proc AS p
              JOIN pg_language AS l ON l.oid = p.prolang
             WHERE p.pronamespace = 'charter'::regnamespace AND l.lanname IN ('sql', 'plpgsql')"""
     ).fetchall()

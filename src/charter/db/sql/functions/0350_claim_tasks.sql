@@ -1,14 +1,11 @@
 -- Claims up to p_limit tasks of the given flow versions (those the worker's code matches,
--- see register_worker) for a worker: queued tasks whose time has
--- come and started tasks whose lease expired (a crashed worker's), in one index scan with
--- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
--- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
--- instead. Returns what the handler needs: the run input, the dependencies' outputs by
--- name (single steps) or the element (map steps), the idempotency key and the timeout,
--- and for a step that waited (a sleep, a wait_event, a child step) what it waited for.
--- Concurrency limits and rate limits are applied here, across all workers: see
--- _admit_limited. Each task comes back with its org: the worker names a task by its whole
--- key, (id, org_id), when it records the outcome or renews the lease.
+-- see register_worker) for a worker, one org at a time: it goes round the orgs that have
+-- queued tasks of those versions, from the one after the org this session claimed from last
+-- (charter.claim_after_org), and takes what it can from each (_claim_tasks_of_org) until it
+-- has p_limit or has been round once. So an org's backlog is served in turn with every other
+-- org's, never ahead of them all, and no statement that locks tasks spans orgs (on Citus,
+-- distributed by org, each claim runs on the node that holds its org; docs/architecture.md
+-- § 15). At most 100 orgs are visited per call; the next call goes on from the last one.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
     p_version_ids text[],
@@ -33,6 +30,89 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_start   text := coalesce(current_setting('charter.claim_after_org', true), '');
+    v_org     text := v_start;
+    v_wrapped boolean := v_start = '';  -- from the first org: once round is all the orgs
+    v_left    integer := p_limit;
+    v_visited integer := 0;
+    v_claimed integer;
+BEGIN
+    WHILE v_left > 0 AND v_visited < 100 LOOP
+        v_org := charter._next_org_with_tasks(p_version_ids, v_org);
+        IF v_org IS NULL THEN
+            EXIT WHEN v_wrapped;
+            v_wrapped := true;
+            v_org := '';
+            CONTINUE;
+        END IF;
+        EXIT WHEN v_wrapped AND v_start <> '' AND v_org > v_start;
+        v_visited := v_visited + 1;
+        RETURN QUERY SELECT * FROM charter._claim_tasks_of_org(v_org, p_worker_id, p_version_ids,
+                                                               v_left, p_lease_seconds);
+        GET DIAGNOSTICS v_claimed = ROW_COUNT;
+        v_left := v_left - v_claimed;
+        PERFORM set_config('charter.claim_after_org', v_org, false);
+        EXIT WHEN v_wrapped AND v_org = v_start;
+    END LOOP;
+END;
+$$;
+
+-- The first org after p_after (by its id) with queued or started tasks of these versions, or
+-- NULL: one probe of the claim index per version. A read that locks nothing; on Citus it
+-- asks every node, which a read may.
+CREATE OR REPLACE FUNCTION charter._next_org_with_tasks(p_version_ids text[], p_after text)
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = ''
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $$
+    SELECT min(n.org_id) FROM unnest(p_version_ids) AS v(id)
+     CROSS JOIN LATERAL (
+        SELECT t.org_id FROM charter.tasks AS t
+         WHERE t.version_id = v.id AND t.status IN ('queued', 'started') AND t.org_id > p_after
+         ORDER BY t.org_id
+         LIMIT 1) AS n
+$$;
+
+-- One org's claim: queued tasks whose time has
+-- come and started tasks whose lease expired (a crashed worker's), in one index scan with
+-- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
+-- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
+-- instead. Returns what the handler needs: the run input, the dependencies' outputs by
+-- name (single steps) or the element (map steps), the idempotency key and the timeout,
+-- and for a step that waited (a sleep, a wait_event, a child step) what it waited for.
+-- Concurrency limits and rate limits are applied here, across all workers: see
+-- _admit_limited. Each task comes back with its org: the worker names a task by its whole
+-- key, (id, org_id), when it records the outcome or renews the lease.
+CREATE OR REPLACE FUNCTION charter._claim_tasks_of_org(
+    p_org text,
+    p_worker_id text,
+    p_version_ids text[],
+    p_limit integer,
+    p_lease_seconds integer
+)
+RETURNS TABLE (
+    task_id bigint,
+    run_id text,
+    flow_slug text,
+    step_slug text,
+    task_index integer,
+    attempt integer,
+    delivery_token uuid,
+    idempotency_key text,
+    run_input jsonb,
+    inputs jsonb,
+    item jsonb,
+    timeout_seconds integer,
+    resume jsonb,
+    org_id text
+)
+LANGUAGE plpgsql
 SET search_path = ''
 -- Plans made once per session: re-planning these statements for each call's values cost
 -- more than running them. Every statement here reads a few rows by key; without sequential
@@ -64,13 +144,13 @@ BEGIN
                    t.status = 'started' AS expired,
                    charter._claim_order(t.available_at, t.priority, t.status) AS claim_order
               FROM charter.tasks AS t
-             WHERE t.version_id = v.id
+             WHERE t.version_id = v.id AND t.org_id = p_org
                AND t.status IN ('queued', 'started')
                AND charter._claim_order(t.available_at, t.priority, t.status) <= now()
                AND t.available_at <= now()
                AND (t.limit_key IS NULL
                     OR (SELECT count(*) FROM charter.tasks AS r
-                         WHERE r.limit_key = t.limit_key AND r.org_id = t.org_id
+                         WHERE r.limit_key = t.limit_key AND r.org_id = p_org
                            AND r.status = 'started'
                            AND r.available_at > now()) < t.limit_max)
              ORDER BY charter._claim_order(t.available_at, t.priority, t.status)
@@ -79,12 +159,13 @@ BEGIN
          ORDER BY c.claim_order
          LIMIT p_limit) AS c;
     IF v_limited THEN
-        v_ids := charter._admit_limited(v_ids);
+        v_ids := charter._admit_limited(v_ids, p_org);
     END IF;
 
     -- The rare path: leases that expired. The attempt they had is recorded as failed.
     FOR v_expired IN
-        SELECT t.* FROM charter.tasks AS t WHERE v_any_expired AND t.id = ANY (v_ids) AND t.status = 'started'
+        SELECT t.* FROM charter.tasks AS t
+         WHERE v_any_expired AND t.id = ANY (v_ids) AND t.org_id = p_org AND t.status = 'started'
     LOOP
         v_final := v_expired.attempts >= v_expired.max_attempts;
         -- Failing the run needs the run lock; never wait for it while holding task locks.
@@ -119,7 +200,7 @@ BEGIN
                -- The moment of the claim itself, not of the transaction's start: a claim
                -- admitted by a slot another transaction freed meanwhile starts after it.
                started_at = clock_timestamp()
-         WHERE t.id = ANY (v_ids)
+         WHERE t.id = ANY (v_ids) AND t.org_id = p_org
         RETURNING t.id, t.run_id, t.workflow_slug, t.step_slug, t.task_index, t.attempts,
                   t.delivery_token, t.org_id
     )

@@ -1,12 +1,12 @@
--- The claim's limits, for the candidate tasks p_ids (locked by the claim, in claim order):
--- returns those that may start now.
+-- The claim's limits, for the candidate tasks p_ids of org p_org (locked by the claim, in
+-- claim order): returns those that may start now.
 --   Concurrency: per key, at most limit_max tasks run at once (started, lease not expired).
 --   The key's advisory lock serialises the count with every other claimer; a key another
 --   claimer holds is left for the next claim.
 --   Rate limits: a token bucket per (org, key) in charter.rate_buckets, refilled at
 --   perSecond up to burst. A task that finds no token is queued again for when its token
 --   will be there, so it is visibly waiting, not failed and not rescanned meanwhile.
-CREATE OR REPLACE FUNCTION charter._admit_limited(p_ids bigint[])
+CREATE OR REPLACE FUNCTION charter._admit_limited(p_ids bigint[], p_org text)
 RETURNS bigint[]
 LANGUAGE plpgsql
 SET search_path = ''
@@ -25,15 +25,17 @@ BEGIN
     -- whose fresh snapshot sees every claim committed before the locks were ours.
     SELECT coalesce(array_agg(k.limit_key), '{}') INTO v_keys FROM (
         SELECT DISTINCT t.limit_key FROM charter.tasks AS t
-         WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL ORDER BY t.limit_key) AS k
+         WHERE t.id = ANY (p_ids) AND t.org_id = p_org AND t.limit_key IS NOT NULL
+         ORDER BY t.limit_key) AS k
      WHERE pg_try_advisory_xact_lock(charter._lock_key('concurrency', k.limit_key));
     SELECT coalesce(array_agg(c.id), '{}') INTO v_refused FROM (
         SELECT t.id, t.org_id, t.limit_key, t.limit_max,
                row_number() OVER (PARTITION BY t.limit_key ORDER BY array_position(p_ids, t.id)) AS n
-          FROM charter.tasks AS t WHERE t.id = ANY (p_ids) AND t.limit_key IS NOT NULL) AS c
+          FROM charter.tasks AS t
+         WHERE t.id = ANY (p_ids) AND t.org_id = p_org AND t.limit_key IS NOT NULL) AS c
      WHERE NOT (c.limit_key = ANY (v_keys))
         OR c.n > c.limit_max - (SELECT count(*) FROM charter.tasks AS r
-                                 WHERE r.limit_key = c.limit_key AND r.org_id = c.org_id
+                                 WHERE r.limit_key = c.limit_key AND r.org_id = p_org
                                    AND r.status = 'started'
                                    AND r.available_at > now());
     v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_refused));
@@ -50,7 +52,7 @@ BEGIN
           JOIN charter.flow_steps AS s ON s.version_id = t.version_id AND s.slug = t.step_slug
           JOIN charter.workflow_versions AS v ON v.id = t.version_id
          CROSS JOIN LATERAL (SELECT coalesce(s.opt_limits->'rateLimit', v.opt_limits->'rateLimit') AS rate) AS r
-         WHERE t.id = ANY (v_ids) AND t.rate_key IS NOT NULL
+         WHERE t.id = ANY (v_ids) AND t.org_id = p_org AND t.rate_key IS NOT NULL
          GROUP BY t.org_id, t.rate_key ORDER BY t.org_id, t.rate_key
     LOOP
         v_burst := v_group.burst;
@@ -74,7 +76,7 @@ BEGIN
            SET available_at = now() + make_interval(secs =>
                    (w.n - (v_tokens - v_take)) / v_group.per_second)
           FROM unnest(v_group.ids[v_take + 1:]) WITH ORDINALITY AS w(id, n)
-         WHERE t.id = w.id AND t.status = 'queued';
+         WHERE t.id = w.id AND t.org_id = p_org AND t.status = 'queued';
         v_ids := ARRAY(SELECT i FROM unnest(v_ids) AS i WHERE i <> ALL (v_group.ids[v_take + 1:]));
     END LOOP;
     RETURN v_ids;

@@ -44,10 +44,11 @@ RETURN CASE WHEN p_priority > 0 AND p_status = 'queued'
             THEN timezone(interval '0', timezone(interval '0', p_available_at) - p_priority * interval '1 minute')
             ELSE p_available_at END;
 
--- The claim query: queued tasks whose time has come and started tasks whose lease expired,
--- of the versions a worker's code can run, in claim order.
+-- The claim query: one org's queued tasks whose time has come and started tasks whose lease
+-- expired, of the versions a worker's code can run, in claim order; and the walk from one
+-- org with queued tasks to the next.
 CREATE INDEX tasks_claim_idx ON charter.tasks
-    (version_id, charter._claim_order(available_at, priority, status))
+    (version_id, org_id, charter._claim_order(available_at, priority, status))
     WHERE status IN ('queued', 'started');
 -- Counting the running tasks of a concurrency key.
 CREATE INDEX tasks_limit_idx ON charter.tasks (limit_key)
