@@ -76,13 +76,14 @@ def test_the_walk_to_the_next_org_reads_one_entry_of_the_claim_index(conn):
                'seed', 1, 'queued', 3, now() FROM generate_series(1, 20000) AS r""")
     conn.execute("ANALYZE charter.tasks")
     version = conn.execute("SELECT current_version_id FROM charter.workflows").fetchone()[0]
-    walk = "SELECT charter._next_org_with_tasks(%s, 'default')"
+    walk = "SELECT charter._next_org_with_work('tasks', %s, 'default')"
     conn.execute(walk, ([version],))  # its plan made and cached
     plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + walk, ([version],))
     blocks = plan.fetchone()[0][0]["Plan"]
     assert blocks["Shared Hit Blocks"] + blocks.get("Shared Read Blocks", 0) < 10, blocks
     assert conn.execute(
-        "SELECT charter._next_org_with_tasks(%s, ''), charter._next_org_with_tasks(%s, 'default')",
+        "SELECT charter._next_org_with_work('tasks', %s, ''), "
+        "charter._next_org_with_work('tasks', %s, 'default')",
         ([version], [version]),
     ).fetchone() == ("default", None)
 

@@ -16,7 +16,7 @@ from .test_distribution_keys import COORDINATOR, REFERENCE
 # "The claim per org"), pollers and maintenance sweep every org, and operators' overviews
 # count across orgs. None of them is one org's request.
 ORG_WIDE = {
-    "_next_org_with_tasks": "the claim's walk to the next org with queued tasks (locks nothing)",
+    "_next_org_with_work": "a claim's walk to the next org with work in its queue (locks nothing)",
     "claim_side_effects": "a worker's claim takes due effects of every org",
     "claim_action_tasks": "a worker's claim takes due action tasks of every org",
     "claim_document_events": "the engine's claim takes due events of every org",

@@ -1,11 +1,7 @@
 -- Claims up to p_limit tasks of the given flow versions (those the worker's code matches,
 -- see register_worker) for a worker, one org at a time: it goes round the orgs that have
--- queued tasks of those versions, from the one after the org this session claimed from last
--- (charter.claim_after_org), and takes what it can from each (_claim_tasks_of_org) until it
--- has p_limit or has been round once. So an org's backlog is served in turn with every other
--- org's, never ahead of them all, and no statement that locks tasks spans orgs (on Citus,
--- distributed by org, each claim runs on the node that holds its org; docs/architecture.md
--- § 15). At most 100 orgs are visited per call; the next call goes on from the last one.
+-- queued tasks of those versions (_orgs_in_turn) and takes what it can from each
+-- (_claim_tasks_of_org) until it has p_limit.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
     p_version_ids text[],
@@ -33,50 +29,19 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_start   text := coalesce(current_setting('charter.claim_after_org', true), '');
-    v_org     text := v_start;
-    v_wrapped boolean := v_start = '';  -- from the first org: once round is all the orgs
+    v_org     text;
     v_left    integer := p_limit;
-    v_visited integer := 0;
     v_claimed integer;
 BEGIN
-    WHILE v_left > 0 AND v_visited < 100 LOOP
-        v_org := charter._next_org_with_tasks(p_version_ids, v_org);
-        IF v_org IS NULL THEN
-            EXIT WHEN v_wrapped;
-            v_wrapped := true;
-            v_org := '';
-            CONTINUE;
-        END IF;
-        EXIT WHEN v_wrapped AND v_start <> '' AND v_org > v_start;
-        v_visited := v_visited + 1;
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('tasks', p_version_ids) AS o(org) LOOP
+        EXIT WHEN v_left <= 0;
         RETURN QUERY SELECT * FROM charter._claim_tasks_of_org(v_org, p_worker_id, p_version_ids,
                                                                v_left, p_lease_seconds);
         GET DIAGNOSTICS v_claimed = ROW_COUNT;
         v_left := v_left - v_claimed;
-        PERFORM set_config('charter.claim_after_org', v_org, false);
-        EXIT WHEN v_wrapped AND v_org = v_start;
+        PERFORM charter._took_turn('tasks', v_org);
     END LOOP;
 END;
-$$;
-
--- The first org after p_after (by its id) with queued or started tasks of these versions, or
--- NULL: one probe of the claim index per version. A read that locks nothing; on Citus it
--- asks every node, which a read may.
-CREATE OR REPLACE FUNCTION charter._next_org_with_tasks(p_version_ids text[], p_after text)
-RETURNS text
-LANGUAGE sql
-STABLE
-SET search_path = ''
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-AS $$
-    SELECT min(n.org_id) FROM unnest(p_version_ids) AS v(id)
-     CROSS JOIN LATERAL (
-        SELECT t.org_id FROM charter.tasks AS t
-         WHERE t.version_id = v.id AND t.status IN ('queued', 'started') AND t.org_id > p_after
-         ORDER BY t.org_id
-         LIMIT 1) AS n
 $$;
 
 -- One org's claim: queued tasks whose time has

@@ -1,0 +1,84 @@
+-- A worker's claims go round the orgs that have work in a queue, one org per statement that
+-- locks (docs/architecture.md § 15): an org's backlog is served in turn with every other
+-- org's, never ahead of them all, and on Citus, distributed by org, each org's claim runs on
+-- the node that holds it.
+
+-- The first org after p_after (by its id) with open work in queue p_queue, or NULL: one
+-- probe of an index that leads with the org. p_kinds narrows a queue that has kinds (the
+-- flow versions of 'tasks'). A read that locks nothing; on Citus it asks every node, which
+-- a read may.
+CREATE OR REPLACE FUNCTION charter._next_org_with_work(p_queue text, p_kinds text[], p_after text)
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = ''
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $$
+    SELECT CASE p_queue
+        WHEN 'tasks' THEN (
+            SELECT min(n.org_id) FROM unnest(p_kinds) AS v(id)
+             CROSS JOIN LATERAL (
+                SELECT t.org_id FROM charter.tasks AS t
+                 WHERE t.version_id = v.id AND t.status IN ('queued', 'started')
+                   AND t.org_id > p_after
+                 ORDER BY t.org_id
+                 LIMIT 1) AS n)
+        WHEN 'side_effects' THEN (
+            SELECT x.org_id FROM charter.side_effects AS x
+             WHERE x.status IN ('pending', 'processing', 'failed') AND x.org_id > p_after
+             ORDER BY x.org_id
+             LIMIT 1)
+        WHEN 'document_events' THEN (
+            SELECT e.org_id FROM charter.document_events AS e
+             WHERE e.status IN ('pending', 'processing', 'failed') AND e.org_id > p_after
+             ORDER BY e.org_id
+             LIMIT 1)
+        WHEN 'action_tasks' THEN (
+            SELECT w.org_id FROM charter.instance_waits AS w
+             WHERE w.kind = 'handler' AND w.resume IS NULL AND w.org_id > p_after
+             ORDER BY w.org_id
+             LIMIT 1)
+    END
+$$;
+
+-- The orgs a claim of queue p_queue visits, in turn: from the one after the org this session
+-- claimed from last (charter.turn_<queue>, which the claim sets as it goes), round to that
+-- one again; at most 100, so a claim among many orgs stays short (the next goes on from where
+-- it stopped).
+CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[] DEFAULT NULL)
+RETURNS SETOF text
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_start   text := coalesce(current_setting('charter.turn_' || p_queue, true), '');
+    v_org     text := v_start;
+    v_wrapped boolean := v_start = '';  -- from the first org: once round is every org
+    v_count   integer := 0;
+BEGIN
+    WHILE v_count < 100 LOOP
+        v_org := charter._next_org_with_work(p_queue, p_kinds, v_org);
+        IF v_org IS NULL THEN
+            EXIT WHEN v_wrapped;
+            v_wrapped := true;
+            v_org := '';
+            CONTINUE;
+        END IF;
+        EXIT WHEN v_wrapped AND v_start <> '' AND v_org > v_start;
+        v_count := v_count + 1;
+        RETURN NEXT v_org;
+        EXIT WHEN v_wrapped AND v_org = v_start;
+    END LOOP;
+END;
+$$;
+
+-- The claim of queue p_queue took its turn at org p_org: the next claim starts after it.
+CREATE OR REPLACE FUNCTION charter._took_turn(p_queue text, p_org text)
+RETURNS void
+LANGUAGE sql
+SET search_path = ''
+AS $$
+    SELECT set_config('charter.turn_' || p_queue, p_org, false)
+$$;
