@@ -12,16 +12,15 @@ import re
 
 from .test_distribution_keys import COORDINATOR, REFERENCE
 
-# Work that spans orgs by design: a worker's claim takes what is due in every org (§ 15,
-# "The claim per org"), pollers and maintenance sweep every org, and operators' overviews
-# count across orgs. None of them is one org's request.
+# Work that spans orgs by design, reading only: a worker's claim finds the next org with work
+# in its queue (then claims from that org alone, § 15), pollers read what is due in every org
+# (then lock each row by its key), maintenance sweeps every org, and operators' overviews
+# count across orgs. None of them is one org's request, and none locks rows of several orgs
+# (test_no_statement_that_locks_rows_spans_orgs).
 ORG_WIDE = {
-    "_next_org_with_work": "a claim's walk to the next org with work in its queue (locks nothing)",
-    "claim_side_effects": "a worker's claim takes due effects of every org",
-    "claim_action_tasks": "a worker's claim takes due action tasks of every org",
-    "claim_document_events": "the engine's claim takes due events of every org",
-    "fire_due_waits": "the waits poller fires what is due in every org",
-    "fire_due_schedules": "the schedule poller fires what is due in every org",
+    "_next_org_with_work": "a claim's walk to the next org with work in its queue",
+    "fire_due_waits": "the waits poller reads what is due in every org",
+    "fire_due_schedules": "the schedule poller reads what is due in every org",
     "queue_stats": "an operator's overview of the queue",
     "list_workers": "an operator's list of workers and what they hold",
     "flow_summary": "a flow's runs in every org, before an operator deletes it",
@@ -57,10 +56,10 @@ def _org_tables(conn) -> set[str]:
 
 def _statements(body: str) -> list[str]:
     """A function body's statements, comments and string literals left out (a literal may
-    hold a semicolon)."""
+    hold a semicolon); a loop's query (``FOR … IN SELECT … LOOP``) is one of its own."""
     body = re.sub(r"--[^\n]*", "", body)
     body = re.sub(r"'(?:[^']|'')*'", "''", body)
-    return body.split(";")
+    return re.split(r";|\bLOOP\b", body, flags=re.IGNORECASE)
 
 
 def _org_filters(statement: str, alias: str | None) -> int:
@@ -74,8 +73,12 @@ def _org_filters(statement: str, alias: str | None) -> int:
     return len(re.findall(filtered, statement, re.IGNORECASE))
 
 
-def _unnamed_reads(conn) -> dict[str, list[str]]:
-    """Per function, the org tables its statements read or change without naming the org."""
+_LOCKS = re.compile(r"\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b", re.IGNORECASE)
+
+
+def _unnamed_reads(conn, locking: bool = False) -> dict[str, list[str]]:
+    """Per function, the org tables its statements read or change without naming the org
+    (with ``locking``, in statements that lock rows with FOR UPDATE or FOR SHARE only)."""
     tables = "|".join(sorted(_org_tables(conn), key=len, reverse=True))
     reads = re.compile(
         rf"\b(?:FROM|JOIN|UPDATE|DELETE\s+FROM)\s+charter\.({tables})\b(?:\s+(?:AS\s+)?(\w+))?",
@@ -89,6 +92,8 @@ def _unnamed_reads(conn) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name, body in functions:
         for statement in _statements(body):
+            if locking and not _LOCKS.search(statement):
+                continue
             # Each reference to a table under one alias (a CTE and the statement after it
             # may use the same one) needs a filter of its own.
             references: dict[str | None, list[str]] = {}
@@ -121,10 +126,26 @@ def test_the_check_sees_a_statement_that_names_a_row_by_its_id_alone(conn):
                UPDATE charter.step_states AS s SET arrivals = 0 FROM mine
                 WHERE s.run_id = mine.run_id $$"""
     )
+    conn.execute(
+        """CREATE FUNCTION charter.zz_lock_every_org() RETURNS void LANGUAGE plpgsql AS $$
+               DECLARE v record;
+               BEGIN
+                   FOR v IN SELECT r.id, r.org_id FROM charter.runs AS r
+                             WHERE r.status = 'queued' LOOP
+                       PERFORM FROM charter.runs AS r
+                        WHERE r.id = v.id AND r.org_id = v.org_id FOR UPDATE;
+                   END LOOP;
+                   PERFORM FROM charter.tasks AS t WHERE t.status = 'queued' FOR UPDATE SKIP LOCKED;
+               END $$"""
+    )
     found = _unnamed_reads(conn)
     assert found.get("zz_by_id") == ["runs"]
     assert found.get("zz_cte") == ["step_states"]
     assert "zz_by_key" not in found
+    # Reading every org, then locking by key, is no lock across orgs; locking every org is.
+    assert found.get("zz_lock_every_org") == ["runs", "tasks"]
+    locking = _unnamed_reads(conn, locking=True)
+    assert locking == {"zz_lock_every_org": ["tasks"]}, locking
 
 
 def test_every_statement_reading_org_data_names_its_org(conn):
@@ -137,3 +158,9 @@ def test_every_statement_reading_org_data_names_its_org(conn):
     )
     fixed = sorted(allowed - set(found))
     assert fixed == [], f"these functions name the org now; take them off the lists: {fixed}"
+
+
+def test_no_statement_that_locks_rows_spans_orgs(conn):
+    """Citus locks rows (FOR UPDATE, FOR SHARE) only in a statement that reads one shard: a
+    claim or a poller that locked due rows of every org would not run there at all."""
+    assert _unnamed_reads(conn, locking=True) == {}

@@ -9,37 +9,41 @@
 -- a read may.
 CREATE OR REPLACE FUNCTION charter._next_org_with_work(p_queue text, p_kinds text[], p_after text)
 RETURNS text
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = ''
+-- PL/pgSQL keeps each branch's plan for the session (a SQL function would plan all four,
+-- partitioned outboxes included, on every call); plans read by key whatever the tables' size.
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 AS $$
-    SELECT CASE p_queue
-        WHEN 'tasks' THEN (
-            SELECT min(n.org_id) FROM unnest(p_kinds) AS v(id)
-             CROSS JOIN LATERAL (
-                SELECT t.org_id FROM charter.tasks AS t
-                 WHERE t.version_id = v.id AND t.status IN ('queued', 'started')
-                   AND t.org_id > p_after
-                 ORDER BY t.org_id
-                 LIMIT 1) AS n)
-        WHEN 'side_effects' THEN (
-            SELECT x.org_id FROM charter.side_effects AS x
-             WHERE x.status IN ('pending', 'processing', 'failed') AND x.org_id > p_after
-             ORDER BY x.org_id
-             LIMIT 1)
-        WHEN 'document_events' THEN (
-            SELECT e.org_id FROM charter.document_events AS e
-             WHERE e.status IN ('pending', 'processing', 'failed') AND e.org_id > p_after
-             ORDER BY e.org_id
-             LIMIT 1)
-        WHEN 'action_tasks' THEN (
-            SELECT w.org_id FROM charter.instance_waits AS w
-             WHERE w.kind = 'handler' AND w.resume IS NULL AND w.org_id > p_after
-             ORDER BY w.org_id
-             LIMIT 1)
-    END
+BEGIN
+    IF p_queue = 'tasks' THEN
+        RETURN (SELECT min(n.org_id) FROM unnest(p_kinds) AS v(id)
+                 CROSS JOIN LATERAL (
+                    SELECT t.org_id FROM charter.tasks AS t
+                     WHERE t.version_id = v.id AND t.status IN ('queued', 'started')
+                       AND t.org_id > p_after
+                     ORDER BY t.org_id
+                     LIMIT 1) AS n);
+    ELSIF p_queue = 'side_effects' THEN
+        RETURN (SELECT x.org_id FROM charter.side_effects AS x
+                 WHERE x.status IN ('pending', 'processing', 'failed') AND x.org_id > p_after
+                 ORDER BY x.org_id
+                 LIMIT 1);
+    ELSIF p_queue = 'document_events' THEN
+        RETURN (SELECT e.org_id FROM charter.document_events AS e
+                 WHERE e.status IN ('pending', 'processing', 'failed') AND e.org_id > p_after
+                 ORDER BY e.org_id
+                 LIMIT 1);
+    ELSIF p_queue = 'action_tasks' THEN
+        RETURN (SELECT w.org_id FROM charter.instance_waits AS w
+                 WHERE w.kind = 'handler' AND w.resume IS NULL AND w.org_id > p_after
+                 ORDER BY w.org_id
+                 LIMIT 1);
+    END IF;
+    RAISE EXCEPTION 'charter._next_org_with_work: unknown queue %', p_queue;
+END;
 $$;
 
 -- The orgs a claim of queue p_queue visits, in turn: from the one after the org this session

@@ -6,10 +6,33 @@
 -- whose worker's lease ended. A document's events are applied in order, so only each
 -- document's oldest unfinished event is taken (a dead-lettered one holds the rest back).
 -- Each comes with its whole key, org included, which apply_document_events takes back.
+-- One org at a time: the claim goes round the orgs with open events (_orgs_in_turn).
 CREATE OR REPLACE FUNCTION charter.claim_document_events(p_worker_id text, p_limit integer, p_lease_seconds integer)
 RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text;
+    v_left    integer := p_limit;
+    v_claimed integer;
+BEGIN
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('document_events') AS o(org) LOOP
+        EXIT WHEN v_left <= 0;
+        RETURN QUERY SELECT * FROM charter._claim_document_events_of_org(
+            v_org, p_worker_id, v_left, p_lease_seconds);
+        GET DIAGNOSTICS v_claimed = ROW_COUNT;
+        v_left := v_left - v_claimed;
+        PERFORM charter._took_turn('document_events', v_org);
+    END LOOP;
+END;
+$$;
+
+-- One org's claim of events.
+CREATE OR REPLACE FUNCTION charter._claim_document_events_of_org(p_org text, p_worker_id text, p_limit integer, p_lease_seconds integer)
+RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
+LANGUAGE sql
 SET search_path = ''
 -- The claimed events are updated by key, one by one: a hash or merge join would read the
 -- whole outbox to update the few claimed (the planner cannot know how few LIMIT keeps).
@@ -19,7 +42,8 @@ SET enable_mergejoin = off
 AS $$
     WITH candidates AS (
         SELECT e.created_at, e.id, e.org_id FROM charter.document_events AS e
-         WHERE e.status IN ('pending', 'processing', 'failed') AND e.next_retry_at <= now()
+         WHERE e.org_id = p_org AND e.status IN ('pending', 'processing', 'failed')
+           AND e.next_retry_at <= now()
            AND NOT EXISTS (SELECT 1 FROM charter.document_events AS b
                             WHERE b.org_id = e.org_id AND b.document_id = e.document_id AND b.id < e.id
                               AND b.status IN ('pending', 'processing', 'failed', 'dead_letter'))

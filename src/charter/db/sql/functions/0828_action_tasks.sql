@@ -7,13 +7,38 @@
 CREATE OR REPLACE FUNCTION charter.claim_action_tasks(
     p_worker_id text, p_action_types text[], p_limit integer, p_lease_seconds integer)
 RETURNS SETOF jsonb
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text;
+    v_left    integer := p_limit;
+    v_claimed integer;
+BEGIN
+    -- One org at a time, going round the orgs with handler tasks (_orgs_in_turn).
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('action_tasks') AS o(org) LOOP
+        EXIT WHEN v_left <= 0;
+        RETURN QUERY SELECT * FROM charter._claim_action_tasks_of_org(
+            v_org, p_worker_id, p_action_types, v_left, p_lease_seconds);
+        GET DIAGNOSTICS v_claimed = ROW_COUNT;
+        v_left := v_left - v_claimed;
+        PERFORM charter._took_turn('action_tasks', v_org);
+    END LOOP;
+END;
+$$;
+
+-- One org's claim of handler tasks that are due.
+CREATE OR REPLACE FUNCTION charter._claim_action_tasks_of_org(
+    p_org text, p_worker_id text, p_action_types text[], p_limit integer, p_lease_seconds integer)
+RETURNS SETOF jsonb
+LANGUAGE sql
 SET search_path = ''
 AS $$
     WITH claimed AS (
         SELECT w.run_id, w.node_id, w.org_id FROM charter.instance_waits AS w
-         WHERE w.kind = 'handler' AND w.resume IS NULL AND w.due_at <= charter._now()
+         WHERE w.org_id = p_org AND w.kind = 'handler' AND w.resume IS NULL
+           AND w.due_at <= charter._now()
            AND w.detail->>'actionType' = ANY (p_action_types)
          ORDER BY w.due_at
          LIMIT p_limit

@@ -107,6 +107,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_due      record;
     v_schedule charter.schedules;
     v_now      timestamptz := charter._now();
     v_tick     timestamptz;
@@ -115,8 +116,14 @@ DECLARE
     v_result   jsonb;
     v_message  text;
 BEGIN
-    FOR v_schedule IN SELECT * FROM charter.schedules AS s WHERE s.next_at <= v_now
-                       ORDER BY s.next_at LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
+    -- What is due is read in every org, locking nothing; each schedule is then locked by its
+    -- key, so no statement that locks spans orgs (docs/architecture.md § 15).
+    FOR v_due IN SELECT s.org_id, s.name FROM charter.schedules AS s WHERE s.next_at <= v_now
+                  ORDER BY s.next_at LIMIT p_limit LOOP
+        SELECT * INTO v_schedule FROM charter.schedules AS s
+         WHERE s.org_id = v_due.org_id AND s.name = v_due.name AND s.next_at <= v_now
+           FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;  -- fired by another poller meanwhile, or being fired now
         v_ticks := '{}';
         v_tick := v_schedule.next_at;
         WHILE v_tick <= v_now AND cardinality(v_ticks) < 1000 LOOP

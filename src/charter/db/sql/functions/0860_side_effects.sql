@@ -39,11 +39,36 @@ AS $$
                 ELSE p_effect.effect_type END
 $$;
 
+-- Claims up to p_limit due rows of the given types, one org at a time: it goes round the
+-- orgs with open rows (_orgs_in_turn) and takes what it can from each.
 CREATE OR REPLACE FUNCTION charter.claim_side_effects(
     p_worker_id text, p_effect_types text[], p_limit integer, p_lease_seconds integer)
 RETURNS SETOF jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_org     text;
+    v_left    integer := p_limit;
+    v_claimed integer;
+BEGIN
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('side_effects') AS o(org) LOOP
+        EXIT WHEN v_left <= 0;
+        RETURN QUERY SELECT * FROM charter._claim_side_effects_of_org(
+            v_org, p_worker_id, p_effect_types, v_left, p_lease_seconds);
+        GET DIAGNOSTICS v_claimed = ROW_COUNT;
+        v_left := v_left - v_claimed;
+        PERFORM charter._took_turn('side_effects', v_org);
+    END LOOP;
+END;
+$$;
+
+-- One org's claim: its due rows of the given types, in the order they fell due.
+CREATE OR REPLACE FUNCTION charter._claim_side_effects_of_org(
+    p_org text, p_worker_id text, p_effect_types text[], p_limit integer, p_lease_seconds integer)
+RETURNS SETOF jsonb
+LANGUAGE plpgsql
 SET search_path = ''
 -- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
 SET plan_cache_mode = force_generic_plan
@@ -57,7 +82,8 @@ BEGIN
     -- poison message must not take one worker after another down.
     FOR v_stuck IN
         SELECT * FROM charter.side_effects AS x
-         WHERE x.status = 'processing' AND x.next_retry_at <= now() AND x.attempts >= x.max_attempts
+         WHERE x.org_id = p_org AND x.status = 'processing' AND x.next_retry_at <= now()
+           AND x.attempts >= x.max_attempts
            AND charter._claim_type(x) = ANY (p_effect_types)
          FOR UPDATE SKIP LOCKED
     LOOP
@@ -75,7 +101,8 @@ BEGIN
     RETURN QUERY
     WITH claimed AS (
         SELECT x.created_at, x.id FROM charter.side_effects AS x
-         WHERE x.status IN ('pending', 'processing', 'failed') AND x.next_retry_at <= now()
+         WHERE x.org_id = p_org AND x.status IN ('pending', 'processing', 'failed')
+           AND x.next_retry_at <= now()
            AND charter._claim_type(x) = ANY (p_effect_types)
            AND (x.status <> 'processing' OR x.attempts < x.max_attempts)
          ORDER BY x.next_retry_at
@@ -85,7 +112,7 @@ BEGIN
         UPDATE charter.side_effects AS x
            SET status = 'processing', attempts = x.attempts + 1, worker_id = p_worker_id,
                dequeued_at = now(), next_retry_at = now() + make_interval(secs => p_lease_seconds)
-          FROM claimed AS c WHERE x.created_at = c.created_at AND x.id = c.id
+          FROM claimed AS c WHERE x.created_at = c.created_at AND x.id = c.id AND x.org_id = p_org
         RETURNING x.*
     )
     SELECT jsonb_build_object('id', t.id, 'orgId', t.org_id, 'createdAt', t.created_at, 'kind', t.kind, 'effectType', t.effect_type,

@@ -9,3 +9,14 @@ CREATE INDEX tasks_claim_idx ON charter.tasks
 
 -- The claim's limits are applied to one org's candidates.
 DROP FUNCTION IF EXISTS charter._admit_limited(bigint[]);
+
+-- The outboxes and the handler tasks are claimed one org at a time too: their claim indexes
+-- lead with the org.
+DROP INDEX charter.side_effects_poll_idx;
+CREATE INDEX side_effects_poll_idx ON charter.side_effects (org_id, next_retry_at, created_at)
+    WHERE status IN ('pending', 'processing', 'failed');
+DROP INDEX charter.document_events_poll_idx;
+CREATE INDEX document_events_poll_idx ON charter.document_events (org_id, next_retry_at, created_at)
+    WHERE status IN ('pending', 'processing', 'failed');
+CREATE INDEX instance_waits_handler_idx ON charter.instance_waits (org_id, due_at)
+    WHERE kind = 'handler' AND resume IS NULL;

@@ -31,8 +31,9 @@ COMMENT ON TABLE charter.document_events IS
     'The events outbox written by mutate() in the same transaction (on_create, on_lifecycle_transition, on_mutation, on_amendment, on_amended), consumed by the engine. Partitioned by month.';
 
 -- A document's events are applied in order: the poll looks for the oldest unfinished event
--- of each document; a processing event's lease ends at next_retry_at.
-CREATE INDEX document_events_poll_idx ON charter.document_events (next_retry_at, created_at)
+-- of each document; a processing event's lease ends at next_retry_at. It is claimed one org
+-- at a time (and the claim walks from one org with open events to the next).
+CREATE INDEX document_events_poll_idx ON charter.document_events (org_id, next_retry_at, created_at)
     WHERE status IN ('pending', 'processing', 'failed');
 CREATE INDEX document_events_unfinished_idx ON charter.document_events (org_id, document_id, id)
     WHERE status IN ('pending', 'processing', 'failed', 'dead_letter');

@@ -18,5 +18,8 @@ CREATE TABLE charter.instance_waits (
     CONSTRAINT wait_kind_is_known CHECK (kind IN ('timer', 'event', 'delivery', 'approval', 'handler', 'retry'))
 );
 CREATE INDEX instance_waits_due_idx ON charter.instance_waits (due_at) WHERE due_at IS NOT NULL;
+-- Handler tasks, claimed one org at a time.
+CREATE INDEX instance_waits_handler_idx ON charter.instance_waits (org_id, due_at)
+    WHERE kind = 'handler' AND resume IS NULL;
 CREATE INDEX instance_waits_event_idx ON charter.instance_waits (org_id, event_key)
     WHERE event_key IS NOT NULL;

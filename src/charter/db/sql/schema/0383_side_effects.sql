@@ -31,7 +31,8 @@ CREATE TABLE charter.side_effects (
 ) PARTITION BY RANGE (created_at);
 ALTER SEQUENCE charter.side_effects_id_seq OWNED BY charter.side_effects.id;
 CREATE TABLE charter.side_effects_default PARTITION OF charter.side_effects DEFAULT;
-CREATE INDEX side_effects_poll_idx ON charter.side_effects (next_retry_at, created_at)
+-- The claim, one org at a time (and the walk from one org with open rows to the next).
+CREATE INDEX side_effects_poll_idx ON charter.side_effects (org_id, next_retry_at, created_at)
     WHERE status IN ('pending', 'processing', 'failed');
 CREATE INDEX side_effects_run_idx ON charter.side_effects (run_id, node_id);
 CREATE INDEX side_effects_dead_letter_idx ON charter.side_effects (org_id, completed_at)
