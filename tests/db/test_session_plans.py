@@ -78,6 +78,9 @@ def test_plans_made_on_an_empty_queue_still_read_by_key_when_it_has_grown(conn):
         if table in RUNTIME_TABLES
     ]
     assert scans == [], f"the claim or the completion scanned {sorted(set(scans))}"
+    # A completion deletes its task by its whole key, not by walking one org's claim index.
+    deletes = [plan for plan in plans if "Delete on tasks" in plan]
+    assert deletes and all("Index Scan using tasks_pkey" in plan for plan in deletes), deletes
 
 
 def test_a_completion_planned_beside_a_backlog_deletes_its_task_by_the_whole_key(conn):

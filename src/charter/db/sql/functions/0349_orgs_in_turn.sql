@@ -22,7 +22,7 @@ BEGIN
         RETURN (SELECT min(n.org_id) FROM unnest(p_kinds) AS v(id)
                  CROSS JOIN LATERAL (
                     SELECT t.org_id FROM charter.tasks AS t
-                     WHERE t.version_id = v.id AND t.status IN ('queued', 'started')
+                     WHERE t.version_id = v.id AND t.available_at IS NOT NULL
                        AND t.org_id > p_after
                      ORDER BY t.org_id
                      LIMIT 1) AS n);

@@ -1,11 +1,13 @@
 -- A worker claims one org's tasks at a time (charter.claim_tasks goes round the orgs that
 -- have queued work): the claim index leads with the version and then the org, so one index
 -- serves the claim of an org's due tasks and the walk from one org with queued tasks to the
--- next.
+-- next. It holds the same rows as before (a task is queued or started exactly when it has an
+-- available_at), named so that a statement that finds a started task by its key cannot
+-- prove the index's condition and read the index by org instead of the key.
 DROP INDEX charter.tasks_claim_idx;
 CREATE INDEX tasks_claim_idx ON charter.tasks
     (version_id, org_id, charter._claim_order(available_at, priority, status))
-    WHERE status IN ('queued', 'started');
+    WHERE available_at IS NOT NULL;
 
 -- The claim's limits are applied to one org's candidates.
 DROP FUNCTION IF EXISTS charter._admit_limited(bigint[]);

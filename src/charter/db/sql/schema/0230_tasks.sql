@@ -46,10 +46,13 @@ RETURN CASE WHEN p_priority > 0 AND p_status = 'queued'
 
 -- The claim query: one org's queued tasks whose time has come and started tasks whose lease
 -- expired, of the versions a worker's code can run, in claim order; and the walk from one
--- org with queued tasks to the next.
+-- org with queued tasks to the next. A task is queued or started exactly when it has an
+-- available_at (waiting_tasks_have_available_at); the condition names available_at, not the
+-- status, so that a statement that finds a started task by its key (a completion) cannot
+-- prove it and read this index by org instead of the key.
 CREATE INDEX tasks_claim_idx ON charter.tasks
     (version_id, org_id, charter._claim_order(available_at, priority, status))
-    WHERE status IN ('queued', 'started');
+    WHERE available_at IS NOT NULL;
 -- Counting the running tasks of a concurrency key.
 CREATE INDEX tasks_limit_idx ON charter.tasks (limit_key)
     WHERE status = 'started' AND limit_key IS NOT NULL;
