@@ -10,7 +10,8 @@ measures, beside pgbench's single-row UPDATE on the same server:
 * mutations/s of `documents.update` and of `documents.transition` (submit, then reject back
   to draft), from 4 client processes each working on its own documents, as pgbench runs 4
   clients; then from 4 threads of one process sharing one Client, for what one Python
-  process gets; and `mutate()` called by pgbench's own 4 clients, the SQL's share alone;
+  process gets; and `mutate()` called by pgbench's own 4 clients (updates, and transitions
+  there and back), the SQL's share alone;
 * the latency of one `update` (p50, p95) from a single thread with nothing else running;
 * use case A's fast lane end to end (seed 002): small invoices from a trusted vendor created
   and submitted from 4 threads while two in-process workers run the documents engine, which
@@ -75,6 +76,19 @@ def main() -> int:
         rate = _pgbench(url, int(args.seconds), mutate_sql)
         print(
             f"update      pgbench's 4 clients calling mutate(): {rate:>8,.0f} mutations/s  "
+            f"({100 * rate / tps:.1f}% of the ceiling)"
+        )
+        # Submit, then back to draft: two transitions per script, each client on its own
+        # documents (d-(client + 1 + 4k)), so no two clients pass a gate of one document.
+        transition_sql = (
+            f"\\set i :client_id + 1 + {THREADS} * random(0, {args.documents // THREADS - 1})\n"
+            "SELECT charter.mutate('acme', 'submit', 'd-' || :i, NULL, 'u-1');\n"
+            "SELECT charter.mutate('acme', 'approve', 'd-' || :i, NULL, 'u-1', "
+            "NULL, NULL, NULL, NULL, 'draft');\n"
+        )
+        rate = 2 * _pgbench(url, int(args.seconds), transition_sql)
+        print(
+            f"transition  pgbench's 4 clients calling mutate(): {rate:>8,.0f} mutations/s  "
             f"({100 * rate / tps:.1f}% of the ceiling)"
         )
         per_client = args.documents // THREADS

@@ -44,9 +44,14 @@ AS $$
         SELECT e.created_at, e.id, e.org_id FROM charter.document_events AS e
          WHERE e.org_id = p_org AND e.status IN ('pending', 'processing', 'failed')
            AND e.next_retry_at <= now()
-           AND NOT EXISTS (SELECT 1 FROM charter.document_events AS b
-                            WHERE b.org_id = e.org_id AND b.document_id = e.document_id AND b.id < e.id
-                              AND b.status IN ('pending', 'processing', 'failed', 'dead_letter'))
+           -- The document's oldest unfinished event, looked up per candidate (as a NOT
+           -- EXISTS, the planner, knowing the org, read all the org's unfinished events
+           -- once and compared every candidate with each: 21 ms a claim at 140,000).
+           AND e.id = (SELECT b.id FROM charter.document_events AS b
+                        WHERE b.org_id = p_org AND b.document_id = e.document_id
+                          AND b.status IN ('pending', 'processing', 'failed', 'dead_letter')
+                        ORDER BY b.id
+                        LIMIT 1)
          ORDER BY e.next_retry_at, e.created_at
          LIMIT p_limit
          FOR UPDATE SKIP LOCKED
