@@ -112,15 +112,15 @@ def main() -> int:
 
 
 def _drain_backlog(url: str) -> None:
-    """The events the mutation benchmarks left (no engine ran then) are applied first."""
-    pending = (
-        "SELECT count(*) FROM charter.document_events WHERE status IN ('pending', 'processing')"
-    )
+    """The events the mutation benchmarks left (no engine ran then) are applied first.
+    Watched with EXISTS every 0.2 s: counting the backlog over and over took a core from
+    the engine it was timing."""
+    open_events = "FROM charter.document_events WHERE status IN ('pending', 'processing')"
     with psycopg.connect(url, autocommit=True) as conn:
-        backlog = conn.execute(pending).fetchone()[0]
+        backlog = conn.execute(f"SELECT count(*) {open_events}").fetchone()[0]
         began = time.monotonic()
-        while conn.execute(pending).fetchone()[0]:
-            time.sleep(0.05)
+        while conn.execute(f"SELECT EXISTS (SELECT 1 {open_events})").fetchone()[0]:
+            time.sleep(0.2)
     if backlog:
         took = time.monotonic() - began
         print(

@@ -78,3 +78,15 @@ def test_an_org_whose_tasks_are_all_taken_or_not_yet_due_is_stepped_over(conn):
     assert [(t.org, t.run_id) for t in claim(conn, ["stepped_over"], limit=10)] == [
         ("ready", ready)
     ]
+
+
+def test_a_claim_visits_at_most_100_orgs_and_the_next_one_goes_on_from_there(conn):
+    """Among many orgs with nothing due, one claim stays short; the due task of the org
+    beyond the first hundred is the next claim's."""
+    install(conn, one_step("many_orgs"))
+    for n in range(105):
+        start_in(conn, f"o{n:03d}", "many_orgs", 1)
+    conn.execute("UPDATE charter.tasks SET available_at = now() + interval '1 hour'")
+    (due,) = start_in(conn, "zzz", "many_orgs", 1)
+    assert claim(conn, ["many_orgs"], limit=5) == []
+    assert [(t.org, t.run_id) for t in claim(conn, ["many_orgs"], limit=5)] == [("zzz", due)]
