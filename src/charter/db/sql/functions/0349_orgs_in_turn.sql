@@ -11,11 +11,10 @@ CREATE OR REPLACE FUNCTION charter._next_org_with_work(p_queue text, p_kinds tex
 RETURNS text
 LANGUAGE plpgsql
 STABLE
-SET search_path = ''
 -- PL/pgSQL keeps each branch's plan for the session (a SQL function would plan all four,
--- partitioned outboxes included, on every call); plans read by key whatever the tables' size.
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
+-- partitioned outboxes included, on every call). No SET clause: a claim calls this twice or
+-- more, and it runs with its claim's settings (search path, generic plans, no sequential
+-- scans).
 AS $$
 BEGIN
     IF p_queue = 'tasks' THEN
@@ -54,8 +53,7 @@ CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[] DE
 RETURNS SETOF text
 LANGUAGE plpgsql
 STABLE
-SET search_path = ''
-AS $$
+AS $$  -- no SET clause, as for _next_org_with_work
 DECLARE
     v_start   text := coalesce(current_setting('charter.turn_' || p_queue, true), '');
     v_org     text := v_start;
@@ -81,8 +79,9 @@ $$;
 -- The claim of queue p_queue took its turn at org p_org: the next claim starts after it.
 CREATE OR REPLACE FUNCTION charter._took_turn(p_queue text, p_org text)
 RETURNS void
-LANGUAGE sql
-SET search_path = ''
-AS $$
-    SELECT set_config('charter.turn_' || p_queue, p_org, false)
+LANGUAGE plpgsql
+AS $$  -- PL/pgSQL, no SET clause: called once per org a claim visits
+BEGIN
+    PERFORM set_config('charter.turn_' || p_queue, p_org, false);
+END;
 $$;

@@ -27,6 +27,13 @@ RETURNS TABLE (
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- Plans made once per session: re-planning these statements for each call's values cost
+-- more than running them. Every statement here reads a few rows by key; without sequential
+-- scans, a plan made while the tables were small (a worker starts on an empty queue) still
+-- reads by key when they have grown. The helpers it calls run with these settings (they
+-- have no SET clause of their own: each costs every call).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_org     text;
@@ -78,14 +85,7 @@ RETURNS TABLE (
     org_id text
 )
 LANGUAGE plpgsql
-SET search_path = ''
--- Plans made once per session: re-planning these statements for each call's values cost
--- more than running them. Every statement here reads a few rows by key; without sequential
--- scans, a plan made while the tables were small (a worker starts on an empty queue) still
--- reads by key when they have grown.
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-AS $$
+AS $$  -- no SET clause: it runs with claim_tasks's settings
 #variable_conflict use_column
 DECLARE
     v_ids     bigint[];

@@ -47,6 +47,10 @@ RETURNS SETOF jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans),
+-- here and in the helpers it calls, which have no SET clause of their own.
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_org     text;
@@ -69,11 +73,7 @@ CREATE OR REPLACE FUNCTION charter._claim_side_effects_of_org(
     p_org text, p_worker_id text, p_effect_types text[], p_limit integer, p_lease_seconds integer)
 RETURNS SETOF jsonb
 LANGUAGE plpgsql
-SET search_path = ''
--- A hot path: plans made once per session and reading by key (docs/architecture.md, Plans).
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
-AS $$
+AS $$  -- no SET clause: it runs with claim_side_effects's settings
 DECLARE
     v_stuck charter.side_effects;
     v_error text;
