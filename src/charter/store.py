@@ -157,6 +157,9 @@ class StoreOptions:
     pool_size: int = field(default_factory=settings.client_pool_size)
     reconnect_seconds: float = field(default_factory=settings.reconnect_seconds)
     application_name: str = "charter"
+    # Settings every pooled connection makes for its session when it connects (a worker
+    # given its orgs: charter.serve_orgs).
+    session: Mapping[str, str] = field(default_factory=dict)
 
 
 class _StoreBase:
@@ -261,9 +264,14 @@ class Store(_StoreBase):
                     max_size=self.options.pool_size,
                     timeout=db.connect_timeout(),
                     kwargs={"autocommit": True},
+                    configure=self._configure if self.options.session else None,
                     open=True,
                 )
             return self._pool
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        session = self.options.session
+        conn.execute(query("set_session"), (list(session), list(session.values())))
 
     def listener(self) -> RunListener:
         with self._lock:
@@ -341,10 +349,15 @@ class AsyncStore(_StoreBase):
                     max_size=self.options.pool_size,
                     timeout=db.connect_timeout(),
                     kwargs={"autocommit": True},
+                    configure=self._configure if self.options.session else None,
                     open=False,
                 )
                 await self._pool.open()
             return self._pool
+
+    async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        session = self.options.session
+        await conn.execute(query("set_session"), (list(session), list(session.values())))
 
     def _prepare(self) -> None:
         with db.connect(self.target) as conn:

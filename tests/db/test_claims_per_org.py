@@ -12,7 +12,7 @@ from ..engine import claim, install
 def one_step(slug: str) -> Flow:
     flow = Flow(slug)
 
-    @flow.step()  # type: ignore[untyped-decorator]
+    @flow.step()
     def work(run: dict[str, object]) -> object:
         return run
 
@@ -90,3 +90,21 @@ def test_a_claim_visits_at_most_100_orgs_and_the_next_one_goes_on_from_there(con
     (due,) = start_in(conn, "zzz", "many_orgs", 1)
     assert claim(conn, ["many_orgs"], limit=5) == []
     assert [(t.org, t.run_id) for t in claim(conn, ["many_orgs"], limit=5)] == [("zzz", due)]
+
+
+def test_a_worker_given_its_orgs_claims_theirs_in_turn_and_leaves_the_rest(conn):
+    """charter.serve_orgs (set by a worker given --org) narrows every claim to those orgs,
+    which take turns as any do, without the walk through the orgs that have work."""
+    install(conn, one_step("served"))
+    start_in(conn, "acme", "served", 3)
+    others = start_in(conn, "globex", "served", 3)
+    start_in(conn, "initech", "served", 3)
+    conn.execute("SELECT set_config('charter.serve_orgs', %s, false)", ('["initech", "acme"]',))
+    batches = [{t.org for t in claim(conn, ["served"], limit=3)} for _ in range(3)]
+    assert batches == [{"acme"}, {"initech"}, set()]
+    queued = conn.execute(
+        "SELECT run_id FROM charter.tasks WHERE org_id = 'globex' AND status = 'queued'"
+    ).fetchall()
+    assert sorted(run for (run,) in queued) == sorted(others)
+    conn.execute("SELECT set_config('charter.serve_orgs', '', false)")  # every org again
+    assert {t.org for t in claim(conn, ["served"], limit=10)} == {"globex"}

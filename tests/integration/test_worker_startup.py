@@ -193,3 +193,17 @@ def test_worker_on_the_embedded_default_runs_in_development_mode(tmp_path):
         assert "(development mode)" in result.stderr
     finally:
         run_charter("db", "stop", env=env)
+
+
+def test_a_bad_org_for_the_worker_is_one_clear_error(tmp_path, db_url):
+    project = _project(tmp_path, V1)
+    for args, env in (
+        (("--org", "acme", "--org", ""), {}),
+        ((), {"CHARTER_WORKER_ORGS": "acme," + "x" * 201}),
+    ):
+        result = _charter(project, db_url, "worker", "shop.flows", *args, "--check-only", **env)
+        assert result.returncode == 1, result.stderr
+        assert "ARGUMENT_INVALID" in result.stderr and "org id must be 1 to 200" in result.stderr
+        assert "Traceback" not in result.stderr
+    ok = _charter(project, db_url, "worker", "shop.flows", "--org", "acme", "--check-only")
+    assert ok.returncode == 0, ok.stderr

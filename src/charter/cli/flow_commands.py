@@ -23,7 +23,7 @@ from charter.engine.mode import detect_mode
 from charter.errors import ArgumentError, FlowNotFoundError
 from charter.store import perform
 from charter.worker.loader import load_flows
-from charter.worker.runner import Worker, WorkerSettings
+from charter.worker.runner import Worker, WorkerSettings, served_orgs
 from charter.worker.startup import check_published, prepare_flows
 
 
@@ -60,6 +60,16 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
            help="seconds the event loop may be blocked before the log names the step")  # fmt: skip
     option(worker, "--pool-size", type=positive_int, default=defaults.pool_size,
            help="database connections of the worker")  # fmt: skip
+    worker.add_argument(
+        "--org",
+        dest="orgs",
+        action="append",
+        metavar="ORG",
+        default=None,
+        help="serve this org only (repeat for several): its tasks, events, action tasks, side "
+        "effects, waits and schedules; every org by default ($CHARTER_WORKER_ORGS, "
+        "comma-separated)",
+    )
     flag(worker, "--check-only", help="ensure the flows are compiled, then exit without working")
     worker.set_defaults(handler=worker_command)
 
@@ -114,7 +124,12 @@ def worker_command(
     pool_size: int,
     check_only: bool,
     metrics_port: int | None = None,
+    orgs: list[str] | None = None,
 ) -> int:
+    if orgs is None:
+        orgs = [org.strip() for org in os.environ.get("CHARTER_WORKER_ORGS", "").split(",")]
+        orgs = [org for org in orgs if org]
+    served_orgs(orgs)  # a bad org id is refused before anything starts
     loaded = load_flows(flows, allow_actions_only=True) if flows else []
     resolved = target(database_url)
     with connection.connect(resolved) as conn:
@@ -142,6 +157,7 @@ def worker_command(
         grace_seconds=grace,
         block_warning_seconds=block_warning,
         pool_size=pool_size,
+        orgs=tuple(orgs),
     )
     worker = Worker(loaded, resolved, settings, actions=registered_actions())
     asyncio.run(worker.serve(install_signals=True))

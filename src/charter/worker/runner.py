@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -40,7 +41,8 @@ from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget, pool_conninfo
 from charter.dsl.flow import Flow
 from charter.engine.artifacts import problem, stored_version
-from charter.errors import CompiledWorkflowError
+from charter.errors import ArgumentError, CompiledWorkflowError
+from charter.operations import text_argument
 from charter.store import AsyncStore, Call, StoreOptions
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
@@ -70,6 +72,9 @@ class WorkerSettings:
     completion_batch: int = 100
     block_warning_seconds: float = 1.0  # the watchdog logs an event loop blocked this long
     pool_size: int = 4
+    # The orgs this worker serves (all when empty): it claims their tasks, events, action
+    # tasks and side effects only, and fires their waits and schedules.
+    orgs: tuple[str, ...] = ()
 
 
 class Worker:
@@ -117,6 +122,7 @@ class Worker:
                 pool_size=self.settings.pool_size,
                 reconnect_seconds=0,  # the loops below wait out a lost database themselves
                 application_name="charter-worker",
+                session=served_orgs(self.settings.orgs),
             ),
         )
         self._completer: Completer | None = None
@@ -177,12 +183,13 @@ class Worker:
         await self._register()
         self.ready.set()
         log.info(
-            "worker %s started: flows %s (versions %s), concurrency %d%s",
+            "worker %s started: flows %s (versions %s), concurrency %d%s, orgs %s",
             self.id,
             ", ".join(sorted(self.flows)) or "none",
             ", ".join(self.versions) or "none",
             self.settings.concurrency,
             self._documents_summary(),
+            ", ".join(sorted(self.settings.orgs)) or "all",
             extra={"worker": self.id},
         )
         loops = [
@@ -494,6 +501,15 @@ class Worker:
 
     async def _call(self, name: str, params: dict[str, Any]) -> None:
         await self.store.execute(Call(name, params, list))
+
+
+def served_orgs(orgs: Sequence[str]) -> dict[str, str]:
+    """The session setting that narrows a worker's claims and pollers to ``orgs`` (none:
+    every org). Each org id is checked as any org id is."""
+    if isinstance(orgs, str):
+        raise ArgumentError(f"orgs must be a list of org ids, not the string {orgs!r}.")
+    named = sorted({text_argument(org, "org id") for org in orgs})
+    return {"charter.serve_orgs": json.dumps(named)} if named else {}
 
 
 def _as_dicts(rows: list[Any]) -> list[dict[str, Any]]:

@@ -13,6 +13,10 @@ SELECT CASE WHEN n.oid IS NULL THEN has_database_privilege(current_database(), '
   FROM (SELECT 1) AS one
   LEFT JOIN pg_namespace AS n ON n.nspname = 'charter';
 
+-- name: set_session
+-- Settings a pooled connection makes for its session when it connects (StoreOptions.session).
+SELECT set_config(s.name, s.value, false) FROM unnest(%s::text[], %s::text[]) AS s(name, value);
+
 -- name: schema_state
 SELECT charter.schema_state();
 

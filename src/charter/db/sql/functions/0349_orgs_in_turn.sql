@@ -45,10 +45,21 @@ BEGIN
 END;
 $$;
 
+-- The orgs this session's worker serves (charter.serve_orgs, a JSON array its connections set
+-- when the worker is given orgs: `charter worker --org`), or NULL for every org.
+CREATE OR REPLACE FUNCTION charter._served_orgs()
+RETURNS text[]
+LANGUAGE sql
+STABLE
+RETURN (SELECT array_agg(o ORDER BY o)
+          FROM jsonb_array_elements_text(
+                   nullif(current_setting('charter.serve_orgs', true), '')::jsonb) AS o);
+
 -- The orgs a claim of queue p_queue visits, in turn: from the one after the org this session
 -- claimed from last (charter.turn_<queue>, which the claim sets as it goes), round to that
 -- one again; at most 100, so a claim among many orgs stays short (the next goes on from where
--- it stopped).
+-- it stopped). A worker given its orgs goes round those without asking which have work (its
+-- claim of each asks), so no statement it runs reads another org's rows.
 CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[] DEFAULT NULL)
 RETURNS SETOF text
 LANGUAGE plpgsql
@@ -56,10 +67,15 @@ STABLE
 AS $$  -- no SET clause, as for _next_org_with_work
 DECLARE
     v_start   text := coalesce(current_setting('charter.turn_' || p_queue, true), '');
+    v_served  text[] := charter._served_orgs();
     v_org     text := v_start;
     v_wrapped boolean := v_start = '';  -- from the first org: once round is every org
     v_count   integer := 0;
 BEGIN
+    IF v_served IS NOT NULL THEN
+        RETURN QUERY SELECT o FROM unnest(v_served) AS o ORDER BY o <= v_start, o LIMIT 100;
+        RETURN;
+    END IF;
     WHILE v_count < 100 LOOP
         v_org := charter._next_org_with_work(p_queue, p_kinds, v_org);
         IF v_org IS NULL THEN

@@ -17,11 +17,13 @@ DECLARE
     v_wait      charter.instance_waits;
     v_fired     integer := 0;
     v_message   text;
+    v_served    text[] := charter._served_orgs();  -- a worker given its orgs fires theirs
 BEGIN
     FOR v_candidate IN SELECT w.run_id, w.node_id, w.org_id, i.org_id || '/' || i.document_id AS doc
                          FROM charter.instance_waits AS w
                          JOIN charter.workflow_instances AS i ON i.id = w.run_id AND i.org_id = w.org_id
                         WHERE w.due_at <= charter._now() AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
+                          AND (v_served IS NULL OR array_position(v_served, w.org_id) IS NOT NULL)
                         ORDER BY w.due_at LIMIT p_limit LOOP
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_candidate.doc));
         SELECT * INTO v_wait FROM charter.instance_waits AS w

@@ -115,10 +115,13 @@ DECLARE
     v_fired    integer := 0;
     v_result   jsonb;
     v_message  text;
+    v_served   text[] := charter._served_orgs();  -- a worker given its orgs fires theirs
 BEGIN
     -- What is due is read in every org, locking nothing; each schedule is then locked by its
     -- key, so no statement that locks spans orgs (docs/architecture.md § 15).
-    FOR v_due IN SELECT s.org_id, s.name FROM charter.schedules AS s WHERE s.next_at <= v_now
+    FOR v_due IN SELECT s.org_id, s.name FROM charter.schedules AS s
+                  WHERE s.next_at <= v_now
+                    AND (v_served IS NULL OR array_position(v_served, s.org_id) IS NOT NULL)
                   ORDER BY s.next_at LIMIT p_limit LOOP
         SELECT * INTO v_schedule FROM charter.schedules AS s
          WHERE s.org_id = v_due.org_id AND s.name = v_due.name AND s.next_at <= v_now
