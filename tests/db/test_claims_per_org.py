@@ -2,6 +2,8 @@
 (charter.claim_tasks, docs/architecture.md § 15): an org's backlog is served in turn with
 every other org's, never ahead of them all, and no statement that locks tasks spans orgs."""
 
+import psycopg
+import pytest
 from psycopg.types.json import Jsonb
 
 from charter import Flow
@@ -108,3 +110,31 @@ def test_a_worker_given_its_orgs_claims_theirs_in_turn_and_leaves_the_rest(conn)
     assert sorted(run for (run,) in queued) == sorted(others)
     conn.execute("SELECT set_config('charter.serve_orgs', '', false)")  # every org again
     assert {t.org for t in claim(conn, ["served"], limit=10)} == {"globex"}
+
+
+def test_the_walk_goes_only_as_far_as_the_claim_reads(conn):
+    """With 150 orgs with work, a claim the first org fills asks after a handful of orgs,
+    not after a hundred."""
+    install(conn, one_step("lazy_walk"))
+    for n in range(150):
+        start_in(conn, f"w{n:03d}", "lazy_walk", 1)
+    with conn.transaction():
+        conn.execute("SET LOCAL track_functions = 'all'")
+        assert len(claim(conn, ["lazy_walk"], limit=1)) == 1
+        (probes,) = conn.execute(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
+            " WHERE schemaname = 'charter' AND funcname = '_next_org_with_work'"
+        ).fetchone()
+    assert 1 <= probes <= 20, probes
+
+
+def test_an_empty_org_id_is_refused_when_a_run_starts(conn):
+    """No claim would ever reach it: the walk goes round the orgs from after ''."""
+    install(conn, one_step("no_empty_org"))
+    for call in (
+        "SELECT charter.start_run('no_empty_org', '{}', NULL, '')",
+        "SELECT charter.start_runs('no_empty_org', '[{}]', NULL, '')",
+    ):
+        with pytest.raises(psycopg.Error, match="An org id of 1 to 200 characters is needed"):
+            conn.execute(call)
+    assert conn.execute("SELECT count(*) FROM charter.runs").fetchone() == (0,)

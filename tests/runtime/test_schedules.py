@@ -102,3 +102,23 @@ def test_each_tick_fires_once_across_workers_and_missed_ticks_follow_the_policy(
     [schedule] = [s for s in acme.schedules.list() if s.name == "periods"]
     assert schedule.last_result["documentId"] == created[0][0]
     assert latest.next_at <= schedule.last_tick_at < schedule.next_at
+
+
+def test_a_poller_that_finds_due_schedules_taken_goes_on_to_the_next_ones(acme, db_url, sql):
+    """Two pollers at once: the second one skips what the first holds and fires the rest."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        install(conn, nightly)
+    for n in range(30):
+        acme.schedules.put(f"s{n:02d}", "* * * * *", flow=nightly, input={"team": f"t{n}"})
+    acme.test_clock.advance(timedelta(minutes=2))
+    try:
+        with psycopg.connect(db_url) as first, psycopg.connect(db_url, autocommit=True) as second:
+            taken = first.execute("SELECT charter.fire_due_schedules(20)").fetchone()[0]
+            assert taken == 20  # its transaction still holds those twenty
+            assert second.execute("SELECT charter.fire_due_schedules(20)").fetchone()[0] == 10
+            first.commit()
+            assert second.execute("SELECT charter.fire_due_schedules(20)").fetchone()[0] == 0
+    finally:
+        acme.test_clock.reset()
+    [(runs,)] = sql("SELECT count(*) FROM charter.runs WHERE workflow_slug = 'nightly_report'")
+    assert runs == 30

@@ -1,3 +1,18 @@
+-- An org id as every call takes it: 1 to 200 characters (an empty one would be a row no
+-- claim reaches: the claims walk the orgs from after '').
+CREATE OR REPLACE FUNCTION charter._check_org_id(p_org_id text)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+AS $$
+BEGIN
+    IF p_org_id IS NULL OR length(p_org_id) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'An org id of 1 to 200 characters is needed',
+            HINT = 'Create the client with org_id=.';
+    END IF;
+END;
+$$;
+
 -- The org of a run named by its id, for a caller that did not name it (an operator's
 -- charter cancel, a test); p_org_id when given. A client and a worker always name the org:
 -- they have it, and a statement that names it reads one org's rows (one shard when

@@ -103,6 +103,7 @@ DECLARE
     v_existing   charter.runs;
     v_step       record;
 BEGIN
+    PERFORM charter._check_org_id(p_org_id);
     v_version_id := charter._runnable_version(p_flow_slug, p_version_id);
     PERFORM charter._check_payload(v_input, 'The run input');
     PERFORM charter._check_priority(p_priority);

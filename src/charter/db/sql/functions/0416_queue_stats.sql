@@ -23,6 +23,7 @@ AS $$
                        AS oldest_ready_seconds
               FROM charter.tasks AS t
              WHERE t.status IN ('queued', 'started')
+               AND t.available_at IS NOT NULL  -- the same rows: the claim index's condition
              GROUP BY t.workflow_slug, t.version_id) AS q
       JOIN charter.workflow_versions AS v ON v.id = q.version_id
      ORDER BY q.workflow_slug, v.version

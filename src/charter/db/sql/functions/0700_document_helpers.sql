@@ -11,10 +11,7 @@ AS $$
 DECLARE
     v_session text := nullif(current_setting('charter.org_id', true), '');
 BEGIN
-    IF p_org_id IS NULL OR length(p_org_id) NOT BETWEEN 1 AND 200 THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'An org id of 1 to 200 characters is needed',
-            HINT = 'Create the client with org_id=.';
-    END IF;
+    PERFORM charter._check_org_id(p_org_id);
     IF v_session IS NOT NULL AND v_session <> p_org_id THEN
         RAISE EXCEPTION USING ERRCODE = 'CH038',
             MESSAGE = format('This transaction is scoped to org %L, not %L', v_session, p_org_id),

@@ -116,17 +116,22 @@ DECLARE
     v_result   jsonb;
     v_message  text;
     v_served   text[] := charter._served_orgs();  -- a worker given its orgs fires theirs
+    v_taken    integer := 0;
 BEGIN
     -- What is due is read in every org, locking nothing; each schedule is then locked by its
-    -- key, so no statement that locks spans orgs (docs/architecture.md § 15).
+    -- key, so no statement that locks spans orgs (docs/architecture.md § 15). The read has no
+    -- LIMIT: pollers read the same due rows, and one that finds the first p_limit locked by
+    -- another goes on to those after them (the loop reads as it goes and stops at p_limit).
     FOR v_due IN SELECT s.org_id, s.name FROM charter.schedules AS s
                   WHERE s.next_at <= v_now
                     AND (v_served IS NULL OR array_position(v_served, s.org_id) IS NOT NULL)
-                  ORDER BY s.next_at LIMIT p_limit LOOP
+                  ORDER BY s.next_at LOOP
+        EXIT WHEN v_taken >= p_limit;
         SELECT * INTO v_schedule FROM charter.schedules AS s
          WHERE s.org_id = v_due.org_id AND s.name = v_due.name AND s.next_at <= v_now
            FOR UPDATE SKIP LOCKED;
         CONTINUE WHEN NOT FOUND;  -- fired by another poller meanwhile, or being fired now
+        v_taken := v_taken + 1;
         v_ticks := '{}';
         v_tick := v_schedule.next_at;
         WHILE v_tick <= v_now AND cardinality(v_ticks) < 1000 LOOP
