@@ -90,8 +90,8 @@ def test_a_claim_visits_at_most_100_orgs_and_the_next_one_goes_on_from_there(con
         start_in(conn, f"o{n:03d}", "many_orgs", 1)
     conn.execute("UPDATE charter.tasks SET available_at = now() + interval '1 hour'")
     (due,) = start_in(conn, "zzz", "many_orgs", 1)
-    assert claim(conn, ["many_orgs"], limit=5) == []
-    assert [(t.org, t.run_id) for t in claim(conn, ["many_orgs"], limit=5)] == [("zzz", due)]
+    assert claim(conn, ["many_orgs"], limit=500) == []
+    assert [(t.org, t.run_id) for t in claim(conn, ["many_orgs"], limit=500)] == [("zzz", due)]
 
 
 def test_a_worker_given_its_orgs_claims_theirs_in_turn_and_leaves_the_rest(conn):
@@ -112,9 +112,9 @@ def test_a_worker_given_its_orgs_claims_theirs_in_turn_and_leaves_the_rest(conn)
     assert {t.org for t in claim(conn, ["served"], limit=10)} == {"globex"}
 
 
-def test_the_walk_goes_only_as_far_as_the_claim_reads(conn):
-    """With 150 orgs with work, a claim the first org fills asks after a handful of orgs,
-    not after a hundred."""
+def test_the_walk_goes_no_further_than_the_claims_limit(conn):
+    """With 150 orgs with work, a claim of one task asks after an org or two, not after a
+    hundred (every org visited has work, and most give a task at least)."""
     install(conn, one_step("lazy_walk"))
     for n in range(150):
         start_in(conn, f"w{n:03d}", "lazy_walk", 1)
@@ -125,7 +125,7 @@ def test_the_walk_goes_only_as_far_as_the_claim_reads(conn):
             "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
             " WHERE schemaname = 'charter' AND funcname = '_next_org_with_work'"
         ).fetchone()
-    assert 1 <= probes <= 20, probes
+    assert 1 <= probes <= 2, probes
 
 
 def test_an_empty_org_id_is_refused_when_a_run_starts(conn):

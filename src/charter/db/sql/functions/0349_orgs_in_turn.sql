@@ -57,39 +57,41 @@ RETURN (SELECT array_agg(o ORDER BY o)
 
 -- The orgs a claim of queue p_queue visits, in turn: from the one after the org this session
 -- claimed from last (charter.turn_<queue>, which the claim sets as it goes), round to that
--- one again; at most 100, so a claim among many orgs stays short (the next goes on from where
--- it stopped). A worker given its orgs goes round those without asking which have work (its
--- claim of each asks). A SQL function PostgreSQL inlines in the claim's loop, so the walk
--- goes only as far as the claim reads: an org that fills the claim ends it.
-CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[] DEFAULT NULL)
+-- one again; at most p_max (the claim's limit: every org visited has work, and most give a
+-- task at least) and never more than 100, so a claim among many orgs stays short (the next
+-- goes on from where it stopped). A worker given its orgs goes round those without asking
+-- which have work (its claim of each asks).
+CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[], p_max integer)
 RETURNS SETOF text
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
-AS $$
-    WITH RECURSIVE
-    turn AS (SELECT coalesce(current_setting('charter.turn_' || p_queue, true), '') AS start,
-                    charter._served_orgs() AS served),
-    -- Each step: the next org with work after the last one; past the last org (NULL), once
-    -- round from the first (wrapped); it stops at the end of that round or back at the start.
-    walk (org, wrapped) AS (
-        SELECT charter._next_org_with_work(p_queue, p_kinds, t.start), t.start = ''
-          FROM turn AS t
-         WHERE t.served IS NULL
-        UNION ALL
-        SELECT charter._next_org_with_work(p_queue, p_kinds, coalesce(w.org, '')),
-               w.wrapped OR w.org IS NULL
-          FROM walk AS w, turn AS t
-         WHERE NOT (w.org IS NULL AND w.wrapped)
-           AND NOT (w.wrapped AND t.start <> '' AND w.org >= t.start)
-    )
-    SELECT o.org FROM (
-        SELECT w.org FROM walk AS w, turn AS t
-         WHERE w.org IS NOT NULL AND NOT (w.wrapped AND t.start <> '' AND w.org > t.start)
-        UNION ALL
-        (SELECT s.org FROM turn AS t, unnest(t.served) AS s(org)
-          WHERE t.served IS NOT NULL
-          ORDER BY s.org <= t.start, s.org)) AS o
-     LIMIT 100
+AS $$  -- no SET clause, as for _next_org_with_work
+DECLARE
+    v_start   text := coalesce(current_setting('charter.turn_' || p_queue, true), '');
+    v_served  text[] := charter._served_orgs();
+    v_org     text := v_start;
+    v_wrapped boolean := v_start = '';  -- from the first org: once round is every org
+    v_count   integer := 0;
+    v_max     integer := least(greatest(p_max, 1), 100);
+BEGIN
+    IF v_served IS NOT NULL THEN
+        RETURN QUERY SELECT o FROM unnest(v_served) AS o ORDER BY o <= v_start, o LIMIT v_max;
+        RETURN;
+    END IF;
+    WHILE v_count < v_max LOOP
+        v_org := charter._next_org_with_work(p_queue, p_kinds, v_org);
+        IF v_org IS NULL THEN
+            EXIT WHEN v_wrapped;
+            v_wrapped := true;
+            v_org := '';
+            CONTINUE;
+        END IF;
+        EXIT WHEN v_wrapped AND v_start <> '' AND v_org > v_start;
+        v_count := v_count + 1;
+        RETURN NEXT v_org;
+        EXIT WHEN v_wrapped AND v_org = v_start;
+    END LOOP;
+END;
 $$;
 
 -- The claim of queue p_queue took its turn at org p_org: the next claim starts after it.

@@ -40,7 +40,7 @@ DECLARE
     v_left    integer := p_limit;
     v_claimed integer;
 BEGIN
-    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('tasks', p_version_ids) AS o(org) LOOP
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('tasks', p_version_ids, p_limit) AS o(org) LOOP
         EXIT WHEN v_left <= 0;
         RETURN QUERY SELECT * FROM charter._claim_tasks_of_org(v_org, p_worker_id, p_version_ids,
                                                                v_left, p_lease_seconds);

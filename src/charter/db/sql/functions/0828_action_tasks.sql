@@ -17,7 +17,7 @@ DECLARE
     v_claimed integer;
 BEGIN
     -- One org at a time, going round the orgs with handler tasks (_orgs_in_turn).
-    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('action_tasks') AS o(org) LOOP
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('action_tasks', NULL, p_limit) AS o(org) LOOP
         EXIT WHEN v_left <= 0;
         RETURN QUERY SELECT * FROM charter._claim_action_tasks_of_org(
             v_org, p_worker_id, p_action_types, v_left, p_lease_seconds);

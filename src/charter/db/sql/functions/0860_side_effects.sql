@@ -57,7 +57,7 @@ DECLARE
     v_left    integer := p_limit;
     v_claimed integer;
 BEGIN
-    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('side_effects') AS o(org) LOOP
+    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('side_effects', NULL, p_limit) AS o(org) LOOP
         EXIT WHEN v_left <= 0;
         RETURN QUERY SELECT * FROM charter._claim_side_effects_of_org(
             v_org, p_worker_id, p_effect_types, v_left, p_lease_seconds);
