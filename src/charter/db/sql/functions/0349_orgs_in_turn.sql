@@ -68,12 +68,15 @@ STABLE
 AS $$  -- no SET clause, as for _next_org_with_work
 DECLARE
     v_start   text := coalesce(current_setting('charter.turn_' || p_queue, true), '');
-    v_served  text[] := charter._served_orgs();
+    v_served  text[];
     v_org     text := v_start;
     v_wrapped boolean := v_start = '';  -- from the first org: once round is every org
     v_count   integer := 0;
     v_max     integer := least(greatest(p_max, 1), 100);
 BEGIN
+    IF current_setting('charter.serve_orgs', true) <> '' THEN  -- the common case reads no JSON
+        v_served := charter._served_orgs();
+    END IF;
     IF v_served IS NOT NULL THEN
         RETURN QUERY SELECT o FROM unnest(v_served) AS o ORDER BY o <= v_start, o LIMIT v_max;
         RETURN;
