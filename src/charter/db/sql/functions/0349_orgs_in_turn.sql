@@ -57,9 +57,10 @@ RETURN (SELECT array_agg(o ORDER BY o)
 
 -- The orgs a claim of queue p_queue visits, in turn: from the one after the org this session
 -- claimed from last (charter.turn_<queue>, which the claim sets as it goes), round to that
--- one again; at most p_max (the claim's limit: every org visited has work, and most give a
--- task at least) and never more than 100, so a claim among many orgs stays short (the next
--- goes on from where it stopped). A worker given its orgs goes round those without asking
+-- one again. At most p_max (the claim's limit: an org visited has work, and usually gives a
+-- task at least), but no fewer than 32 (an org may give nothing: its tasks all running, or
+-- of kinds this worker does not take) and never more than 100, so a claim among many orgs
+-- stays short; the next goes on from where it stopped. A worker given its orgs goes round those without asking
 -- which have work (its claim of each asks).
 CREATE OR REPLACE FUNCTION charter._orgs_in_turn(p_queue text, p_kinds text[], p_max integer)
 RETURNS SETOF text
@@ -72,7 +73,7 @@ DECLARE
     v_org     text := v_start;
     v_wrapped boolean := v_start = '';  -- from the first org: once round is every org
     v_count   integer := 0;
-    v_max     integer := least(greatest(p_max, 1), 100);
+    v_max     integer := least(greatest(p_max, 32), 100);
 BEGIN
     IF current_setting('charter.serve_orgs', true) <> '' THEN  -- the common case reads no JSON
         v_served := charter._served_orgs();

@@ -51,9 +51,9 @@ BEGIN
 END;
 $$;
 
--- One org's claim: queued tasks whose time has
--- come and started tasks whose lease expired (a crashed worker's), in one index scan with
--- FOR UPDATE SKIP LOCKED. Each claim counts as an attempt and gets a fresh delivery_token
+-- One org's claim: queued tasks whose time has come and started tasks whose lease expired
+-- (a crashed worker's), in one index scan with FOR UPDATE SKIP LOCKED (one per version).
+-- Each claim counts as an attempt and gets a fresh delivery_token
 -- and a lease of p_lease_seconds. An expired task that has no attempts left fails its run
 -- instead. Returns what the handler needs: the run input, the dependencies' outputs by
 -- name (single steps) or the element (map steps), the idempotency key and the timeout,
