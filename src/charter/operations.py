@@ -302,10 +302,11 @@ def clean_text(value: Any, name: str) -> str:
         raise ArgumentError(
             f"{name} {value!r} contains U+0000, which PostgreSQL cannot store; remove it."
         )
-    try:
-        json_text(value, name)
-    except RunInputError as exc:
-        raise ArgumentError(exc.message) from None
+    if not value.isascii():  # a lone surrogate is the one thing left that JSON refuses
+        try:
+            json_text(value, name)
+        except RunInputError as exc:
+            raise ArgumentError(exc.message) from None
     return value
 
 

@@ -24,7 +24,13 @@ _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
 
 def enabled() -> bool:
-    return trace is not None
+    """Whether spans are recorded: OpenTelemetry is installed and a tracer provider (an
+    SDK's) is set. Until one is, the API's default provider discards every span, so charter
+    makes none and reads no trace ids back for them (a mutation's costs a tenth of it)."""
+    if trace is None:
+        return False
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def current_trace_id() -> str | None:
@@ -36,11 +42,12 @@ def current_trace_id() -> str | None:
 
 
 def trace_id_for_call(given: str | None) -> str | None:
-    """The trace id a mutation records: the caller's, else the active span's, else a new
-    one (only when tracing is on; otherwise the database makes one)."""
+    """The trace id a mutation records: the caller's, else the active span's (a propagated
+    one counts without an SDK), else a new one when spans are recorded; otherwise the
+    database makes one."""
     if given is not None or trace is None:
         return given
-    return current_trace_id() or secrets.token_hex(16)
+    return current_trace_id() or (secrets.token_hex(16) if enabled() else None)
 
 
 def _parent(trace_id: str | None, parent: Any = None) -> Any:
@@ -64,7 +71,7 @@ def _parent(trace_id: str | None, parent: Any = None) -> Any:
 def span(name: str, trace_id: str | None, attributes: dict[str, Any]) -> Iterator[Any]:
     """A span around work happening now, on ``trace_id`` (not made current: it may end in
     another task than it began)."""
-    if trace is None or trace_id is None or not _HEX32.match(trace_id):
+    if trace is None or trace_id is None or not enabled() or not _HEX32.match(trace_id):
         yield None
         return
     started = trace.get_tracer("charter").start_span(
@@ -88,7 +95,7 @@ def record(
     parent: Any = None,
 ) -> Any:
     """A span for work that already happened (read back from the evidence)."""
-    if trace is None or trace_id is None or not _HEX32.match(trace_id):
+    if trace is None or trace_id is None or not enabled() or not _HEX32.match(trace_id):
         return None
     begin = start or end
     made = trace.get_tracer("charter").start_span(
