@@ -3,7 +3,8 @@
 event ran (in the worker, from the evidence), and each side-effect delivery — all on the
 trace id charter records in the evidence (seed 002), so one business action is one trace
 from the API call to the webhook. Without OpenTelemetry installed everything here is a no-op;
-with the API but no SDK configured, spans are discarded by OpenTelemetry itself."""
+with the API but no tracer provider set (no SDK), the API would discard every span, so none
+is made (a propagated trace id is still the one a mutation records)."""
 
 from __future__ import annotations
 
