@@ -12,6 +12,14 @@ RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- Plans made once per session and reading by key (docs/architecture.md, Plans); the helpers
+-- run with these settings. The claimed events are updated by key, one by one: a hash or
+-- merge join would read the whole outbox to update the few claimed (the planner cannot know
+-- how few LIMIT keeps).
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $$
 DECLARE
     v_org     text;
@@ -29,17 +37,15 @@ BEGIN
 END;
 $$;
 
--- One org's claim of events.
+-- One org's claim of events. PL/pgSQL with no SET clause, so the session keeps its plan: as
+-- SQL it was planned over the outbox's partitions on every call (6.6 ms a claim of 100
+-- against 5.1 ms, while 100,000 events drained).
 CREATE OR REPLACE FUNCTION charter._claim_document_events_of_org(p_org text, p_worker_id text, p_limit integer, p_lease_seconds integer)
 RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
-LANGUAGE sql
-SET search_path = ''
--- The claimed events are updated by key, one by one: a hash or merge join would read the
--- whole outbox to update the few claimed (the planner cannot know how few LIMIT keeps).
-SET enable_seqscan = off
-SET enable_hashjoin = off
-SET enable_mergejoin = off
+LANGUAGE plpgsql
 AS $$
+BEGIN
+    RETURN QUERY
     WITH candidates AS (
         SELECT e.created_at, e.id, e.org_id FROM charter.document_events AS e
          WHERE e.org_id = p_org AND e.status IN ('pending', 'processing', 'failed')
@@ -61,7 +67,8 @@ AS $$
            next_retry_at = now() + make_interval(secs => p_lease_seconds)
       FROM candidates AS c
      WHERE e.created_at = c.created_at AND e.id = c.id AND e.org_id = c.org_id
-    RETURNING e.created_at, e.id, e.org_id
+    RETURNING e.created_at, e.id, e.org_id;
+END;
 $$;
 
 -- Applies claimed events, each in its own subtransaction: applied → completed; an error
