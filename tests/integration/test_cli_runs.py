@@ -111,6 +111,7 @@ def test_runs_list_cancel_retry_workers_and_queue(project):
                 break
             time.sleep(0.2)
         assert workers[0]["alive"] and workers[0]["concurrency"] == 3
+        assert workers[0]["orgs"] is None  # given no --org: every org
         assert "ops_flow" in charter("workers").stdout
         failing = charter("run", "ops_flow", "--input", '{"fail": true}', "--wait")
         failed_id = failing.stderr.split()[1]

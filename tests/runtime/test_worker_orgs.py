@@ -49,8 +49,10 @@ def test_a_worker_given_its_orgs_serves_them_and_leaves_the_others(db_url, sql, 
                 )
                 assert sql(task, "globex", theirs) == [("queued", 0)]  # never claimed
                 assert sql(ticks, "globex", "globex:schedule:%")[0][0] == 0
+                assert [w.orgs for w in acme.workers()] == [["acme"]]  # charter workers shows it
             with running_worker(db_url, greet):  # every org
                 assert globex.wait(theirs, timeout=20).output == {"hello": "hello globex"}
+                assert [w.orgs for w in globex.workers()] == [None]
         finally:
             acme.test_clock.reset()
 

@@ -265,7 +265,16 @@ def workers_command(*, database_url: str | None, all: bool, json: bool) -> int:
         return 0
     now = datetime.now(UTC)
     table = Table(box=None, pad_edge=False)
-    for column in ("worker", "alive", "flows", "versions", "concurrency", "claimed", "heartbeat"):
+    for column in (
+        "worker",
+        "alive",
+        "flows",
+        "versions",
+        "orgs",
+        "concurrency",
+        "claimed",
+        "heartbeat",
+    ):
         table.add_column(column)
     for w in workers:
         table.add_row(
@@ -273,6 +282,7 @@ def workers_command(*, database_url: str | None, all: bool, json: bool) -> int:
             "yes" if w.alive else ("stopped" if w.stopped_at else "no (lease lapsed)"),
             ", ".join(w.flows),
             ", ".join(w.versions),
+            "all" if w.orgs is None else escape(", ".join(w.orgs)),
             str(w.concurrency),
             str(w.claimed),
             f"{(now - w.last_heartbeat_at).total_seconds():.0f}s ago",

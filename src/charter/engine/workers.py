@@ -14,6 +14,7 @@ class WorkerInfo:
     pid: int
     flows: list[str]
     versions: list[str]  # the flow versions its code can run
+    orgs: list[str] | None  # the orgs it serves (charter worker --org); None is every org
     concurrency: int
     claimed: int  # tasks it holds now
     alive: bool  # heartbeat within its lease, not stopped
@@ -41,6 +42,7 @@ def worker_info(data: dict[str, Any]) -> WorkerInfo:
         pid=data["pid"],
         flows=list(data["flows"]),
         versions=list(data["versions"]),
+        orgs=None if data.get("orgs") is None else list(data["orgs"]),
         concurrency=data["concurrency"],
         claimed=data["claimed"],
         alive=data["alive"],

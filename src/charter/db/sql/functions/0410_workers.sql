@@ -34,13 +34,14 @@ LANGUAGE sql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    INSERT INTO charter.workers (id, hostname, pid, flows, concurrency, versions, lease_seconds)
+    INSERT INTO charter.workers (id, hostname, pid, flows, concurrency, versions, lease_seconds, orgs)
     VALUES (p_worker_id, p_hostname, p_pid, p_flows, p_concurrency,
-            charter._matching_versions(p_shapes, p_untrusted), p_lease_seconds)
+            charter._matching_versions(p_shapes, p_untrusted), p_lease_seconds,
+            charter._served_orgs())
     ON CONFLICT (id) DO UPDATE
        SET last_heartbeat_at = now(), stopped_at = NULL, flows = EXCLUDED.flows,
            concurrency = EXCLUDED.concurrency, versions = EXCLUDED.versions,
-           lease_seconds = EXCLUDED.lease_seconds
+           lease_seconds = EXCLUDED.lease_seconds, orgs = EXCLUDED.orgs
     RETURNING versions
 $$;
 

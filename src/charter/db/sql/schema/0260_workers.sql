@@ -10,9 +10,12 @@ CREATE TABLE charter.workers (
     stopped_at        timestamptz,
     versions          text[]      NOT NULL DEFAULT '{}',
     lease_seconds     integer     NOT NULL DEFAULT 30,
+    orgs              text[],
     CONSTRAINT workers_pkey PRIMARY KEY (id),
     CONSTRAINT worker_lease_is_positive CHECK (lease_seconds >= 1)
 );
 
 COMMENT ON TABLE charter.workers IS
     'Workers register at start and heartbeat; versions are the flow versions their code can run; stopped_at is set on a clean exit.';
+COMMENT ON COLUMN charter.workers.orgs IS
+    'The orgs the worker serves (charter worker --org), or NULL for every org.';
