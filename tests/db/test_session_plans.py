@@ -175,3 +175,6 @@ def test_the_events_claim_finds_each_documents_oldest_event_by_key(conn):
     assert all("Materialize" not in plan for plan in claims), claims[0]
     assert all(re.search(r"document_id = \w+\.document_id", plan) for plan in claims), claims[0]
     assert all("Seq Scan" not in plan for plan in claims), claims[0]
+    # The candidates come in the poll index's order; a plan that sorts them read them all.
+    assert all("next_retry_at_created_at_idx" in plan for plan in claims), claims[0]
+    assert all(not re.search(r"->\s+Sort\s", plan) for plan in claims), claims[0]
