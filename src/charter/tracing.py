@@ -27,7 +27,7 @@ _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 def enabled() -> bool:
     """Whether spans are recorded: OpenTelemetry is installed and a tracer provider (an
     SDK's) is set. Until one is, the API's default provider discards every span, so charter
-    makes none and reads no trace ids back for them (a mutation's costs a tenth of it)."""
+    makes none and reads no trace ids back for them."""
     if trace is None:
         return False
     provider = trace.get_tracer_provider()
