@@ -72,7 +72,7 @@ def _parent(trace_id: str | None, parent: Any = None) -> Any:
 def span(name: str, trace_id: str | None, attributes: dict[str, Any]) -> Iterator[Any]:
     """A span around work happening now, on ``trace_id`` (not made current: it may end in
     another task than it began)."""
-    if trace is None or trace_id is None or not enabled() or not _HEX32.match(trace_id):
+    if trace_id is None or not enabled() or not _HEX32.match(trace_id):
         yield None
         return
     started = trace.get_tracer("charter").start_span(
@@ -96,7 +96,7 @@ def record(
     parent: Any = None,
 ) -> Any:
     """A span for work that already happened (read back from the evidence)."""
-    if trace is None or trace_id is None or not enabled() or not _HEX32.match(trace_id):
+    if trace_id is None or not enabled() or not _HEX32.match(trace_id):
         return None
     begin = start or end
     made = trace.get_tracer("charter").start_span(

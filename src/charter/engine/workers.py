@@ -42,7 +42,7 @@ def worker_info(data: dict[str, Any]) -> WorkerInfo:
         pid=data["pid"],
         flows=list(data["flows"]),
         versions=list(data["versions"]),
-        orgs=None if data.get("orgs") is None else list(data["orgs"]),
+        orgs=None if data["orgs"] is None else list(data["orgs"]),
         concurrency=data["concurrency"],
         claimed=data["claimed"],
         alive=data["alive"],
