@@ -188,8 +188,16 @@ BEGIN
 END;
 $$;
 
+-- The key of a document's event (WF-11): the document, the event type and the version.
+-- A SQL-standard body without a SET clause: PostgreSQL inlines it where it is called.
+CREATE OR REPLACE FUNCTION charter._event_key(p_document_id text, p_event_type text, p_version integer)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+RETURN encode(sha256(convert_to(p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
+
 -- Writes one event to the outbox unless an event with its key was ever written (WF-11):
--- the receipt is the dedup gate. The key is the document, the event type and the version.
+-- the receipt is the dedup gate. mutate() writes its own event in its one statement.
 CREATE OR REPLACE FUNCTION charter._emit_event(
     p_org_id text, p_document_id text, p_entity_type text, p_version integer,
     p_event_type text, p_payload jsonb, p_trace_id text)
@@ -198,8 +206,7 @@ LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 DECLARE
-    v_key text := encode(sha256(convert_to(
-        p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
+    v_key text := charter._event_key(p_document_id, p_event_type, p_version);
 BEGIN
     INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
     VALUES (p_org_id, 'events', v_key) ON CONFLICT DO NOTHING;

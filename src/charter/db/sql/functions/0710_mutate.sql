@@ -8,19 +8,27 @@ LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
+DECLARE
+    v_nodes   text[];
+    v_windows jsonb;
+    v_node    text;
+    v_rank    integer := 0;
 BEGIN
-    RETURN coalesce(
-        (SELECT (ARRAY['editable', 'amend_only', 'locked'])[max(
-                    CASE v.compiled #>> ARRAY['editWindows', n.node]
-                        WHEN 'editable' THEN 1 WHEN 'amend_only' THEN 2 WHEN 'locked' THEN 3 END)]
-           FROM charter.workflow_instances AS i
-           JOIN charter.workflow_versions AS v ON v.id = i.version_id
-          CROSS JOIN LATERAL unnest(i.current_nodes) AS n(node)
-          WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
-            AND i.status IN ('running', 'paused')),
-        (SELECT s->>'editWindow' FROM jsonb_array_elements(p_contract->'states') AS s
-          WHERE s->>'id' = p_document.state),
-        'locked');
+    SELECT i.current_nodes, v.compiled->'editWindows' INTO v_nodes, v_windows
+      FROM charter.workflow_instances AS i
+      JOIN charter.workflow_versions AS v ON v.id = i.version_id
+     WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
+       AND i.status IN ('running', 'paused');
+    FOREACH v_node IN ARRAY coalesce(v_nodes, '{}') LOOP
+        v_rank := greatest(v_rank, CASE v_windows->>v_node
+            WHEN 'editable' THEN 1 WHEN 'amend_only' THEN 2 WHEN 'locked' THEN 3 ELSE 0 END);
+    END LOOP;
+    IF v_rank > 0 THEN
+        RETURN (ARRAY['editable', 'amend_only', 'locked'])[v_rank];
+    END IF;
+    RETURN coalesce(jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $state).editWindow',
+                                           jsonb_build_object('state', p_document.state)) #>> '{}',
+                    'locked');
 END;
 $$;
 
@@ -80,6 +88,7 @@ DECLARE
     v_target    jsonb;
     v_event     text;
     v_payload   jsonb := '{}'::jsonb;
+    v_key       text;
 BEGIN
     IF p_actor IS NULL OR length(p_actor) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'Every mutation needs an actor (a user id of the directory)',
@@ -106,6 +115,7 @@ BEGIN
                 coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb), jsonb_build_object('action', 'create', 'state', v_new.state, 'version', 1));
         END IF;
         v_new.data := charter._checked_changes(v_contract, p_changes, NULL, 'create');
+        v_changes := charter._field_changes('{}'::jsonb, v_new.data);
         v_event := 'on_create';
     ELSE
         -- The document, locked, and the contract it follows, in one read.
@@ -188,6 +198,8 @@ BEGIN
                 PERFORM charter._check_gate_not_pending(v_doc, p_action);
             END IF;
             v_new.state := v_target->>'to';
+            v_changes := CASE WHEN v_new.state = v_doc.state THEN '{}'::jsonb
+                ELSE jsonb_build_object('$state', jsonb_build_object('from', v_doc.state, 'to', v_new.state)) END;
             v_event := 'on_lifecycle_transition';
             v_payload := jsonb_build_object('gate', p_action, 'from', v_doc.state, 'to', v_new.state,
                                             'label', v_target->'label');
@@ -198,8 +210,13 @@ BEGIN
                 CASE WHEN v_kind IN ('action', 'handler_action') THEN format('action %s', p_action) ELSE 'update' END);
             v_new.data := v_doc.data || v_changes;
             v_event := 'on_mutation';
-            v_payload := jsonb_build_object('action', p_action, 'fields',
-                (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]'::jsonb) FROM jsonb_object_keys(v_changes) AS k));
+            -- What changed ({field: {from, to}}) and which fields the change named, in one pass.
+            SELECT coalesce(jsonb_object_agg(e.key, jsonb_build_object('from', v_doc.data->e.key, 'to', e.value))
+                                FILTER (WHERE v_doc.data->e.key IS DISTINCT FROM e.value), '{}'::jsonb),
+                   jsonb_build_object('action', p_action,
+                                      'fields', coalesce(jsonb_agg(e.key ORDER BY e.key), '[]'::jsonb))
+              INTO v_changes, v_payload
+              FROM jsonb_each(v_changes) AS e;
         END IF;
     END IF;
 
@@ -219,22 +236,41 @@ BEGIN
          WHERE org_id = v_org AND id = v_new.id
         RETURNING * INTO v_new;
     END IF;
-    v_changes := charter._field_changes(CASE WHEN v_doc.id IS NULL THEN '{}'::jsonb ELSE v_doc.data END, v_new.data);
-    IF v_doc.id IS NOT NULL AND v_doc.state <> v_new.state THEN
-        v_changes := v_changes || jsonb_build_object('$state', jsonb_build_object('from', v_doc.state, 'to', v_new.state));
-    END IF;
-    INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
-    VALUES (v_new.id, v_new.version, v_org, v_new.state, v_new.data, v_changes, p_action, p_actor);
-    INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action, actor, run_as,
-                                        via, node_id, reason, changes, trace_id)
-    VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, p_action, p_actor,
-            CASE WHEN (v_actor->>'reserved')::boolean THEN p_actor ELSE 'actor' END,
-            v_via, CASE WHEN v_via = 'workflow' THEN p_node_id END, p_reason, v_changes, v_trace);
-    PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
-                                v_payload || jsonb_build_object('actor', p_actor), v_trace);
-    IF v_doc.id IS NOT NULL AND v_via <> 'workflow' THEN
-        -- WF-03: what was approved is no longer what the document says.
-        PERFORM charter._void_approvals(v_org, v_new.id, v_new.version);
+    -- The rest of the record in one statement: the version, its audit row, the event with its
+    -- receipt (_emit_event's dedup gate, WF-11) and, when anyone but the workflow changed the
+    -- document, its unapplied approvals voided (WF-03: what was approved is no longer what the
+    -- document says).
+    v_key := charter._event_key(v_new.id, v_event, v_new.version);
+    WITH version_row AS (
+        INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
+        VALUES (v_new.id, v_new.version, v_org, v_new.state, v_new.data, v_changes, p_action, p_actor)),
+    audit_row AS (
+        INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action, actor, run_as,
+                                            via, node_id, reason, changes, trace_id)
+        VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, p_action, p_actor,
+                CASE WHEN (v_actor->>'reserved')::boolean THEN p_actor ELSE 'actor' END,
+                v_via, CASE WHEN v_via = 'workflow' THEN p_node_id END, p_reason, v_changes, v_trace)),
+    voided_decisions AS (
+        UPDATE charter.approval_decisions AS d SET voided_at = now(), voided_version = v_new.version
+         WHERE v_doc.id IS NOT NULL AND v_via <> 'workflow'
+           AND d.org_id = v_org AND d.document_id = v_new.id AND d.applied_at IS NULL AND d.voided_at IS NULL),
+    voided_requests AS (
+        UPDATE charter.approval_requests AS r
+           SET status = 'voided', voided_version = v_new.version, closed_at = now(),
+               outcome_reason = format('document changed to version %s', v_new.version)
+         WHERE v_doc.id IS NOT NULL AND v_via <> 'workflow'
+           AND r.org_id = v_org AND r.document_id = v_new.id AND r.status IN ('pending', 'approved')),
+    receipt AS (
+        INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
+        VALUES (v_org, 'events', v_key) ON CONFLICT DO NOTHING
+        RETURNING idempotency_key)
+    INSERT INTO charter.document_events (org_id, document_id, entity_type, entity_version, event_type, payload,
+                                         idempotency_key, trace_id)
+    SELECT v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
+           v_payload || jsonb_build_object('actor', p_actor), r.idempotency_key, v_trace
+      FROM receipt AS r;
+    IF FOUND THEN
+        PERFORM charter._wake_engine(v_org);
     END IF;
     IF v_window = 'amend_only' THEN
         -- An edit where only amendments may happen: the engine must route it to re-approval.

@@ -227,23 +227,6 @@ BEGIN
 END;
 $$;
 
--- Any change of a document by anyone but its workflow voids its unapplied decisions and its
--- pending requests, recording the version that voided them (mutate() calls this).
--- (PL/pgSQL, not SQL: every mutate() calls it, and PL/pgSQL keeps its plans per session.)
-CREATE OR REPLACE FUNCTION charter._void_approvals(p_org_id text, p_document_id text, p_version integer)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = ''
-AS $$
-BEGIN
-    UPDATE charter.approval_decisions AS d SET voided_at = now(), voided_version = p_version
-     WHERE d.org_id = p_org_id AND d.document_id = p_document_id AND d.applied_at IS NULL AND d.voided_at IS NULL;
-    UPDATE charter.approval_requests AS r SET status = 'voided', voided_version = p_version, closed_at = now(),
-           outcome_reason = format('document changed to version %s', p_version)
-     WHERE r.org_id = p_org_id AND r.document_id = p_document_id AND r.status IN ('pending', 'approved');
-END;
-$$;
-
 CREATE OR REPLACE FUNCTION charter._request_json(p_request charter.approval_requests)
 RETURNS jsonb
 LANGUAGE sql
