@@ -189,11 +189,12 @@ END;
 $$;
 
 -- The key of a document's event (WF-11): the document, the event type and the version.
--- A SQL-standard body without a SET clause: PostgreSQL inlines it where it is called.
+-- A SQL-standard body without a SET clause, STABLE (as convert_to is): PostgreSQL inlines
+-- it where it is called.
 CREATE OR REPLACE FUNCTION charter._event_key(p_document_id text, p_event_type text, p_version integer)
 RETURNS text
 LANGUAGE sql
-IMMUTABLE
+STABLE
 RETURN encode(sha256(convert_to(p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
 
 -- Writes one event to the outbox unless an event with its key was ever written (WF-11):
