@@ -275,3 +275,26 @@ def test_concurrent_creates_with_one_id_give_one_document_and_a_coded_refusal(ac
     for thread in threads:
         thread.join()
     assert sorted(map(str, outcomes)) == ["DOCUMENT_EXISTS"] * 5 + ["inv-race"]
+
+
+def test_mutate_inlines_its_sql_helpers(acme, db_url):
+    """A SQL-language function that PostgreSQL does not inline is planned again in every
+    transaction. mutate()'s SQL helpers (the event key, the document as JSON) must be
+    inlined; track_functions counts only the calls that were not."""
+    with psycopg.connect(db_url) as conn:
+        conn.execute("SET track_functions = 'all'")
+        for action, document, changes in (
+            ("create", "inl-1", '{"grand_total": 5}'),
+            ("update", "inl-1", '{"grand_total": 6}'),
+            ("submit", "inl-1", None),
+        ):
+            conn.execute(
+                "SELECT charter.mutate('acme', %s, %s, %s, 'u-1', 'invoice')",
+                (action, document, changes),
+            )
+        called = conn.execute(
+            "SELECT f.funcname, l.lanname FROM pg_stat_xact_user_functions AS f"
+            " JOIN pg_proc AS p ON p.oid = f.funcid JOIN pg_language AS l ON l.oid = p.prolang"
+        ).fetchall()
+    assert ("mutate", "plpgsql") in called
+    assert [name for name, language in called if language == "sql"] == []
