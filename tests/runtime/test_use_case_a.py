@@ -41,3 +41,15 @@ def test_a_large_invoice_waits_for_an_approval_and_a_user_may_not_skip_it(acme, 
     assert "usr:slot:review:review" in waiting.workflow.current_nodes
     with pytest.raises(WorkflowGatePendingError, match="waits for: approval"):
         docs.transition(doc.id, "approve", actor="clerk", to="active")
+
+
+def test_before_any_engine_starts_its_workflow_a_user_may_not_skip_the_body(acme):
+    """No engine runs, so the invoice has no instance yet: the gate is still the workflow's
+    to pass, because the org's workflow is the one its instance will follow."""
+    docs = acme.documents
+    doc = docs.create("ap_invoice", {"grand_total": 9000, "vendor_id": "v-1"}, actor="clerk")
+    docs.transition(doc.id, "submit", actor="clerk")
+    assert docs.get(doc.id).workflow.run_id is None
+    with pytest.raises(WorkflowGatePendingError, match="when the body between state submitted"):
+        docs.transition(doc.id, "approve", actor="clerk", to="active")
+    assert docs.get(doc.id).state == "submitted"
