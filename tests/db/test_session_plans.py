@@ -178,3 +178,41 @@ def test_the_events_claim_finds_each_documents_oldest_event_by_key(conn):
     # The candidates come in the poll index's order; a plan that sorts them read them all.
     assert all("next_retry_at_created_at_idx" in plan for plan in claims), claims[0]
     assert all(not re.search(r"->\s+Sort\s", plan) for plan in claims), claims[0]
+
+
+def test_applying_claimed_events_reads_each_by_its_whole_key(conn):
+    """apply_document_events locks each claimed event by its key. Its plan is made on a
+    small outbox, as a worker's is; asked with the event's status too, that plan used the poll
+    index, (org, next_retry_at, created_at), and read every open event of the org to find
+    each one, so a backlog drained in quadratic time."""
+
+    def event(n: int) -> str:
+        return (
+            "INSERT INTO charter.document_events (org_id, document_id, entity_type, entity_version,"
+            f" event_type, idempotency_key, trace_id) SELECT 'acme', 'doc-' || n, 'invoice', n,"
+            f" 'on_mutation', 'k-' || n, 't' FROM generate_series({n}, {n + 4999 if n else 0}) AS n"
+        )
+
+    def claim_and_apply(limit: int) -> int:
+        claimed = conn.execute(
+            "SELECT jsonb_agg(jsonb_build_object('created_at', e.created_at, 'id', e.id,"
+            " 'org_id', e.org_id)) FROM charter.claim_document_events('test-worker', %s, 30) AS e",
+            (limit,),
+        ).fetchone()[0]
+        result = conn.execute(
+            "SELECT charter.apply_document_events(%s, '{}', '{}', 'test-worker')",
+            (Jsonb(claimed),),
+        ).fetchone()[0]
+        return int(result["applied"]) + int(result["failed"])
+
+    conn.execute(event(0))
+    assert claim_and_apply(1) == 1  # the session's plans are made on a tiny outbox
+    conn.execute(event(1))
+    plans = _log_plans(conn)
+    assert claim_and_apply(20) == 20
+    reads = [
+        p for p in plans if "LockRows" in p and "document_events" in p and "e.org_id = v_org" in p
+    ]
+    assert reads, plans
+    assert all("_pkey" in plan for plan in reads), reads[0]
+    assert all("next_retry_at_created_at_idx" not in plan for plan in reads), reads[0]

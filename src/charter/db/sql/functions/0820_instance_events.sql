@@ -89,6 +89,8 @@ SET enable_seqscan = off
 AS $$
 DECLARE
     v_ref     jsonb;
+    v_created timestamptz;
+    v_id      bigint;
     v_org     text;
     v_event   charter.document_events;
     v_applied integer := 0;
@@ -97,14 +99,19 @@ DECLARE
 BEGIN
     FOR v_ref IN SELECT r FROM jsonb_array_elements(p_events) AS r
                   ORDER BY (r->>'id')::bigint LOOP
+        v_created := (v_ref->>'created_at')::timestamptz;
+        v_id := (v_ref->>'id')::bigint;
         v_org := coalesce(v_ref->>'org_id', (
-            SELECT e.org_id FROM charter.document_events AS e
-             WHERE e.created_at = (v_ref->>'created_at')::timestamptz AND e.id = (v_ref->>'id')::bigint));
+            SELECT e.org_id FROM charter.document_events AS e WHERE e.created_at = v_created AND e.id = v_id));
+        -- By its whole key and nothing else: the session's plan is made on a small outbox, and
+        -- with the status in the query it chose the poll index, (org, next_retry_at,
+        -- created_at), and read all of the org's open events to find each one.
         SELECT * INTO v_event FROM charter.document_events AS e
-         WHERE e.created_at = (v_ref->>'created_at')::timestamptz AND e.id = (v_ref->>'id')::bigint
-           AND e.org_id = v_org AND e.status = 'processing' AND (p_worker_id IS NULL OR e.worker_id = p_worker_id)
+         WHERE e.created_at = v_created AND e.id = v_id AND e.org_id = v_org
          FOR UPDATE;
-        CONTINUE WHEN NOT FOUND;  -- its lease ended and another worker took it
+        -- Its lease ended and another worker took it (or already applied it).
+        CONTINUE WHEN NOT FOUND OR v_event.status <> 'processing'
+                      OR (p_worker_id IS NOT NULL AND v_event.worker_id IS DISTINCT FROM p_worker_id);
         BEGIN
             PERFORM charter._apply_event(v_event, p_verified, p_refused);
             UPDATE charter.document_events AS e SET status = 'completed', completed_at = now(), error = NULL
