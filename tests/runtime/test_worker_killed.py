@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+import psycopg
 import pytest
 
 from charter import Client
@@ -32,7 +33,9 @@ def _worker(db_url):
 
 
 class _Killer:
-    """Keeps one worker process alive and SIGKILLs it every 0.6 to 1.2 s, starting another."""
+    """Keeps one worker process alive and SIGKILLs it 0.3 to 0.9 s after it registered (in
+    the middle of its work: it polls every 0.05 s), starting another. Counted from its
+    registration, not its start: a slow machine takes over a second to start Python."""
 
     def __init__(self, db_url):
         self.db_url, self.kills, self.stop = db_url, 0, threading.Event()
@@ -42,10 +45,20 @@ class _Killer:
         rng = random.Random(7)
         while not self.stop.is_set():
             worker = _worker(self.db_url)
-            self.stop.wait(rng.uniform(0.6, 1.2))
+            self._registered(worker.pid)
+            self.stop.wait(rng.uniform(0.3, 0.9))
             worker.send_signal(signal.SIGKILL)
             worker.wait()
             self.kills += 1
+
+    def _registered(self, pid: int) -> None:
+        deadline = time.monotonic() + 20
+        with psycopg.connect(self.db_url, autocommit=True) as conn:
+            while not self.stop.is_set() and time.monotonic() < deadline:
+                query = "SELECT 1 FROM charter.workers WHERE pid = %s"
+                if conn.execute(query, (pid,)).fetchone():
+                    return
+                time.sleep(0.02)
 
 
 def test_a_worker_killed_repeatedly_loses_and_doubles_nothing(acme, db_url, sql):
