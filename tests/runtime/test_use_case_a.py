@@ -3,6 +3,7 @@ action, then locked; a large one waits for a person's approval."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from charter.errors import WorkflowEditLockedError, WorkflowGatePendingError
@@ -53,3 +54,26 @@ def test_before_any_engine_starts_its_workflow_a_user_may_not_skip_the_body(acme
     with pytest.raises(WorkflowGatePendingError, match="when the body between state submitted"):
         docs.transition(doc.id, "approve", actor="clerk", to="active")
     assert docs.get(doc.id).state == "submitted"
+
+
+def test_a_users_transition_under_an_org_workflow_calls_no_sql_helper(acme, db_url):
+    """The gate check reads the org's workflow (its edges through SQL helpers) on every
+    user's transition; a SQL helper PostgreSQL does not inline would be planned again in every
+    transaction. track_functions counts only the calls that were not inlined."""
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 9000, "vendor_id": "v-1"}, actor="clerk"
+    )
+    with psycopg.connect(db_url) as conn:
+        conn.execute("SET track_functions = 'all'")
+        conn.execute("SELECT charter.mutate('acme', 'submit', %s, NULL, 'clerk')", (doc.id,))
+        conn.execute(
+            "SELECT charter.mutate('acme', 'update', %s, '{\"grand_total\": 9100}', 'clerk')",
+            (doc.id,),
+        )  # an amend_only window: the update forces its on_amendment event
+        called = conn.execute(
+            "SELECT f.funcname, l.lanname FROM pg_stat_xact_user_functions AS f"
+            " JOIN pg_proc AS p ON p.oid = f.funcid JOIN pg_language AS l ON l.oid = p.prolang"
+        ).fetchall()
+    assert ("_check_gate_not_pending", "plpgsql") in called
+    assert ("_emit_event", "plpgsql") in called
+    assert [name for name, language in called if language == "sql"] == []
