@@ -198,7 +198,8 @@ STABLE
 RETURN encode(sha256(convert_to(p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
 
 -- Writes one event to the outbox unless an event with its key was ever written (WF-11):
--- the receipt is the dedup gate. mutate() writes its own event in its one statement.
+-- the receipt is the dedup gate. mutate() writes its own event, the same way, in the
+-- statement that records its change.
 CREATE OR REPLACE FUNCTION charter._emit_event(
     p_org_id text, p_document_id text, p_entity_type text, p_version integer,
     p_event_type text, p_payload jsonb, p_trace_id text)

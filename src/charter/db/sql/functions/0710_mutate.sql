@@ -301,15 +301,13 @@ DECLARE
 BEGIN
     -- Only an org's effective workflow fills slots; a bare envelope's gates are all direct.
     -- One read, as every user's transition makes it: the active instance's workflow, else the
-    -- org's current effective one (what _instance_version picks when it is not the envelope).
+    -- one a new instance would follow.
     SELECT i.id, v.compiled INTO v_run, v_wf
       FROM (SELECT) AS document
       LEFT JOIN charter.workflow_instances AS i
         ON i.org_id = p_document.org_id AND i.document_id = p_document.id AND i.status IN ('running', 'paused')
       JOIN charter.workflow_versions AS v
-        ON v.id = coalesce(i.version_id,
-                           (SELECT w.current_version_id FROM charter.workflows AS w
-                             WHERE w.slug = format('effective:%s:%s', p_document.org_id, p_document.entity_type)))
+        ON v.id = coalesce(i.version_id, charter._instance_version(p_document.org_id, p_document))
      WHERE v.definition_kind = 'effective';
     IF v_wf IS NULL OR NOT (v_wf->'nodes' ? v_gate)
        OR EXISTS (SELECT 1 FROM charter._out_edges(v_wf, v_state) AS o WHERE o.edge->>'target' = v_gate) THEN
