@@ -1,3 +1,7 @@
+-- A domain rather than a CHECK, as for documents (0320).
+CREATE DOMAIN charter.audit_via AS text
+    CONSTRAINT audit_via_is_known CHECK (VALUE IN ('api', 'workflow', 'system'));
+
 CREATE TABLE charter.document_audit (
     id          bigint      GENERATED ALWAYS AS IDENTITY,
     org_id      text        NOT NULL,
@@ -7,14 +11,13 @@ CREATE TABLE charter.document_audit (
     action      text        NOT NULL,
     actor       text        NOT NULL,
     run_as      text        NOT NULL,
-    via         text        NOT NULL,
+    via         charter.audit_via NOT NULL,
     node_id     text,
     reason      text,
     changes     jsonb       NOT NULL,
     trace_id    text        NOT NULL,
     at          timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT document_audit_pkey PRIMARY KEY (id, org_id),
-    CONSTRAINT audit_via_is_known CHECK (via IN ('api', 'workflow', 'system'))
+    CONSTRAINT document_audit_pkey PRIMARY KEY (id, org_id)
 );
 
 COMMENT ON TABLE charter.document_audit IS

@@ -1,3 +1,11 @@
+-- Domains rather than CHECKs, as for documents (0320).
+CREATE DOMAIN charter.event_type AS text
+    CONSTRAINT event_type_is_known CHECK (VALUE IN (
+        'on_create', 'on_lifecycle_transition', 'on_mutation', 'on_amendment', 'on_amended'));
+CREATE DOMAIN charter.event_status AS text
+    CONSTRAINT event_status_is_known
+        CHECK (VALUE IN ('pending', 'processing', 'completed', 'failed', 'dead_letter'));
+
 CREATE SEQUENCE charter.document_events_id_seq AS bigint;
 
 CREATE TABLE charter.document_events (
@@ -7,22 +15,18 @@ CREATE TABLE charter.document_events (
     document_id     text        NOT NULL,
     entity_type     text        NOT NULL,
     entity_version  integer     NOT NULL,
-    event_type      text        NOT NULL,
+    event_type      charter.event_type NOT NULL,
     payload         jsonb       NOT NULL DEFAULT '{}',
     idempotency_key text        NOT NULL,
     trace_id        text        NOT NULL,
-    status          text        NOT NULL DEFAULT 'pending',
+    status          charter.event_status NOT NULL DEFAULT 'pending',
     attempts        integer     NOT NULL DEFAULT 0,
     max_attempts    integer     NOT NULL DEFAULT 5,
     next_retry_at   timestamptz NOT NULL DEFAULT now(),
     completed_at    timestamptz,
     error           text,
     worker_id       text,
-    CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id, org_id),
-    CONSTRAINT event_type_is_known CHECK (event_type IN (
-        'on_create', 'on_lifecycle_transition', 'on_mutation', 'on_amendment', 'on_amended')),
-    CONSTRAINT event_status_is_known
-        CHECK (status IN ('pending', 'processing', 'completed', 'failed', 'dead_letter'))
+    CONSTRAINT document_events_pkey PRIMARY KEY (created_at, id, org_id)
 ) PARTITION BY RANGE (created_at);
 
 ALTER SEQUENCE charter.document_events_id_seq OWNED BY charter.document_events.id;
