@@ -298,3 +298,46 @@ def test_mutate_inlines_its_sql_helpers(acme, db_url):
         ).fetchall()
     assert ("mutate", "plpgsql") in called
     assert [name for name, language in called if language == "sql"] == []
+
+
+FIELDS = {"n": "number", "s": "string", "a": "any", "o": "object"}
+VALUES = (1, "x", None, {"k": 1}, [1], True)
+
+
+@pytest.mark.parametrize("declared", [FIELDS, None], ids=["fields", "no-fields"])
+@pytest.mark.parametrize("allowed", [None, ["n", "a"]], ids=["update", "action"])
+def test_the_patch_check_in_mutates_pass_refuses_what_checked_changes_refuses(
+    db_url, declared, allowed
+):
+    """mutate() checks an update's fields in the pass that computes its changes
+    (_field_refused) and calls _checked_changes only to say what is wrong: the two must
+    agree on every field, or a refused value would be written."""
+    contract = {"entityType": "t"} if declared is None else {"entityType": "t", "fields": declared}
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for key in (*FIELDS, "undeclared"):
+            for value in VALUES:
+                patch = psycopg.types.json.Jsonb({key: value})
+                refused = conn.execute(
+                    "SELECT charter._field_refused(%s::jsonb -> 'fields', %s, %s, %s::jsonb -> %s)",
+                    (
+                        psycopg.types.json.Jsonb(contract),
+                        None if allowed is None else psycopg.types.json.Jsonb(allowed),
+                        key,
+                        patch,
+                        key,
+                    ),
+                ).fetchone()[0]
+                try:
+                    conn.execute(
+                        "SELECT charter._checked_changes(%s, %s, %s, 'update')",
+                        (
+                            psycopg.types.json.Jsonb(contract),
+                            patch,
+                            None if allowed is None else psycopg.types.json.Jsonb(allowed),
+                        ),
+                    )
+                    raised = False
+                except psycopg.Error as exc:
+                    assert exc.sqlstate == "CH032", exc
+                    raised = True
+                assert refused is raised, (key, value)

@@ -1,8 +1,10 @@
 -- Helpers of the documents kernel; mutate() and its siblings call them under their locks.
 
--- The org a call acts for, checked against the transaction's charter.org_id when that is
--- set (a caller that set it for row-level security cannot act for another org).
-CREATE OR REPLACE FUNCTION charter._acting_org(p_org_id text)
+-- The org a call acts for, refused with the reason: an org id that is not 1 to 200
+-- characters, or one other than the transaction's charter.org_id when that is set (a caller
+-- that set it for row-level security cannot act for another org). _acting_org calls it only
+-- when its own test fails.
+CREATE OR REPLACE FUNCTION charter._check_acting_org(p_org_id text)
 RETURNS text
 LANGUAGE plpgsql
 STABLE
@@ -21,6 +23,18 @@ BEGIN
 END;
 $$;
 
+-- The org a call acts for (_check_acting_org's rules). A SQL-standard body without a SET
+-- clause: PostgreSQL inlines it where it is called, and the helper that says what is wrong
+-- runs only for an org it refuses.
+CREATE OR REPLACE FUNCTION charter._acting_org(p_org_id text)
+RETURNS text
+LANGUAGE sql
+STABLE
+RETURN CASE WHEN length(p_org_id) BETWEEN 1 AND 200
+             AND coalesce(nullif(current_setting('charter.org_id', true), '') = p_org_id, true)
+            THEN p_org_id
+            ELSE charter._check_acting_org(p_org_id) END;
+
 -- Whether the session is the engine: the schema's owner or a member of charter_worker.
 -- Only the engine may act as the reserved actors or record a change as the workflow's.
 CREATE OR REPLACE FUNCTION charter._is_engine()
@@ -37,17 +51,14 @@ BEGIN
 END;
 $$;
 
--- An actor as expressions see it ({"id", "roles", "manager", "email", "phone"}): a user of
--- the org's directory, or — for the engine only — the reserved system and service:NAME
--- actors (no roles).
-CREATE OR REPLACE FUNCTION charter._directory_actor(p_org_id text, p_actor text)
+-- An actor outside the org's directory: for the engine only, the reserved system and
+-- service:NAME actors (no roles); anyone else is refused, saying why.
+CREATE OR REPLACE FUNCTION charter._reserved_actor(p_org_id text, p_actor text)
 RETURNS jsonb
 LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
-DECLARE
-    v_user charter.directory_users;
 BEGIN
     IF p_actor = 'system' OR p_actor LIKE 'service:_%' THEN
         IF NOT charter._is_engine() THEN
@@ -57,16 +68,36 @@ BEGIN
         END IF;
         RETURN jsonb_build_object('id', p_actor, 'roles', '[]'::jsonb, 'reserved', true);
     END IF;
-    SELECT * INTO v_user FROM charter.directory_users AS u
+    RAISE EXCEPTION USING ERRCODE = 'CH036',
+        MESSAGE = format('Actor %L is not in the directory of org %L', p_actor, p_org_id),
+        HINT = 'Add the user first (client.directory.put_user), or act as system or service:NAME for the engine''s own work.';
+END;
+$$;
+
+-- A user of the directory as expressions see an actor ({"id", "roles", "manager", "email",
+-- "phone"}). A SQL-standard body without a SET clause: PostgreSQL inlines it where it is
+-- called, so mutate() reads the actor in the statement that reads the document.
+CREATE OR REPLACE FUNCTION charter._actor_json(p_user charter.directory_users)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+RETURN jsonb_build_object('id', p_user.user_id, 'roles', to_jsonb(p_user.roles), 'manager', p_user.manager_id,
+                          'email', p_user.email, 'phone', p_user.phone, 'reserved', false);
+
+-- An actor as expressions see it: a user of the org's directory (which never holds the
+-- reserved names, user_id_is_not_reserved), else _reserved_actor's.
+CREATE OR REPLACE FUNCTION charter._directory_actor(p_org_id text, p_actor text)
+RETURNS jsonb
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+DECLARE
+    v_actor jsonb;
+BEGIN
+    SELECT charter._actor_json(u) INTO v_actor FROM charter.directory_users AS u
      WHERE u.org_id = p_org_id AND u.user_id = p_actor;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH036',
-            MESSAGE = format('Actor %L is not in the directory of org %L', p_actor, p_org_id),
-            HINT = 'Add the user first (client.directory.put_user), or act as system or service:NAME for the engine''s own work.';
-    END IF;
-    RETURN jsonb_build_object('id', v_user.user_id, 'roles', to_jsonb(v_user.roles),
-                              'manager', v_user.manager_id, 'email', v_user.email,
-                              'phone', v_user.phone, 'reserved', false);
+    RETURN coalesce(v_actor, charter._reserved_actor(p_org_id, p_actor));
 END;
 $$;
 
@@ -173,6 +204,21 @@ BEGIN
     RETURN coalesce(p_changes, '{}'::jsonb);
 END;
 $$;
+
+-- Whether _checked_changes refuses one field of the changes: not among p_allowed (an
+-- action's fields, when given), not declared by the contract's p_fields (when it declares
+-- fields), or a value of another type than declared (null clears any field). A SQL-standard
+-- body without a SET clause: PostgreSQL inlines it, so mutate() checks a patch in the pass
+-- that computes its changes and calls _checked_changes only to say what is wrong.
+CREATE OR REPLACE FUNCTION charter._field_refused(p_fields jsonb, p_allowed jsonb, p_key text, p_value jsonb)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+RETURN (p_allowed IS NOT NULL AND NOT p_allowed ? p_key)
+    OR (p_fields IS NOT NULL
+        AND (p_fields->>p_key IS NULL
+             OR (p_fields->>p_key <> 'any' AND jsonb_typeof(p_value) <> 'null'
+                 AND jsonb_typeof(p_value) <> p_fields->>p_key)));
 
 -- The changes as {field: {"from": old, "to": new}}, for versions and the audit trail.
 CREATE OR REPLACE FUNCTION charter._field_changes(p_old jsonb, p_new jsonb)

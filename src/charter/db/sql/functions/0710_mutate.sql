@@ -1,6 +1,26 @@
--- The edit window a document is in (seed 002): with an active workflow instance, the
--- strictest window of its current nodes in the compiled editWindows; otherwise (no instance,
--- or one at no node that declares a window) its state's window from the contract. Both are
+-- The edit window a document is in (seed 002): with an active workflow instance at nodes
+-- p_nodes, the strictest window those nodes have in its compiled editWindows (p_windows);
+-- otherwise (no instance, or one at no node that declares a window) its state's window from
+-- the contract. A SQL-standard body without a SET clause: PostgreSQL inlines it where it is
+-- called, so mutate() reads the instance with the document and decides here without a call.
+CREATE OR REPLACE FUNCTION charter._edit_window_of(
+    p_contract jsonb, p_state text, p_nodes text[], p_windows jsonb)
+RETURNS text
+LANGUAGE sql
+STABLE
+RETURN coalesce(
+    CASE WHEN p_windows IS NOT NULL THEN CASE
+        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "locked")',
+                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'locked'
+        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "amend_only")',
+                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'amend_only'
+        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "editable")',
+                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'editable' END END,
+    jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $state).editWindow',
+                           jsonb_build_object('state', p_state)) #>> '{}',
+    'locked');
+
+-- The edit window of a document, reading its active instance (_edit_window_of). Both are
 -- read in the write path, so they hold when no engine runs.
 CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_document charter.documents)
 RETURNS text
@@ -11,24 +31,13 @@ AS $$
 DECLARE
     v_nodes   text[];
     v_windows jsonb;
-    v_node    text;
-    v_rank    integer := 0;
 BEGIN
     SELECT i.current_nodes, v.compiled->'editWindows' INTO v_nodes, v_windows
       FROM charter.workflow_instances AS i
       JOIN charter.workflow_versions AS v ON v.id = i.version_id
      WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
        AND i.status IN ('running', 'paused');
-    FOREACH v_node IN ARRAY coalesce(v_nodes, '{}') LOOP
-        v_rank := greatest(v_rank, CASE v_windows->>v_node
-            WHEN 'editable' THEN 1 WHEN 'amend_only' THEN 2 WHEN 'locked' THEN 3 ELSE 0 END);
-    END LOOP;
-    IF v_rank > 0 THEN
-        RETURN (ARRAY['editable', 'amend_only', 'locked'])[v_rank];
-    END IF;
-    RETURN coalesce(jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $state).editWindow',
-                                           jsonb_build_object('state', p_document.state)) #>> '{}',
-                    'locked');
+    RETURN charter._edit_window_of(p_contract, p_document.state, v_nodes, v_windows);
 END;
 $$;
 
@@ -89,6 +98,8 @@ DECLARE
     v_event     text;
     v_payload   jsonb := '{}'::jsonb;
     v_key       text;
+    v_allowed   jsonb;
+    v_refused   boolean;
 BEGIN
     IF p_actor IS NULL OR length(p_actor) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'Every mutation needs an actor (a user id of the directory)',
@@ -98,11 +109,11 @@ BEGIN
     v_via := CASE WHEN p_via IN ('workflow', 'system') THEN
                  CASE WHEN charter._is_engine() THEN p_via ELSE 'api' END
              ELSE 'api' END;
-    v_actor := charter._directory_actor(v_org, p_actor);
 
     IF p_action = 'create' THEN
+        v_actor := charter._directory_actor(v_org, p_actor);
         v_version := charter._current_contract(p_entity_type);
-        v_contract := v_version.contract;
+        v_contract := v_version.contract || '{}'::jsonb;  -- decompressed once, as below
         v_new.id := coalesce(p_document_id, gen_random_uuid()::text);
         v_new.org_id := v_org;
         v_new.entity_type := p_entity_type;
@@ -118,17 +129,29 @@ BEGIN
         v_changes := charter._field_changes('{}'::jsonb, v_new.data);
         v_event := 'on_create';
     ELSE
-        -- The document, locked, and the contract it follows, in one read.
-        SELECT d AS doc, v.contract INTO v_found
+        -- In one read: the document, locked; the contract it follows; the actor; and the nodes
+        -- and edit windows of its active instance. The contract comes out decompressed
+        -- (|| '{}' returns it whole): PL/pgSQL keeps a compressed value as it is, and each
+        -- operator on it would decompress it again.
+        SELECT d AS doc, v.contract || '{}'::jsonb AS contract,
+               CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(u) END AS actor,
+               i.current_nodes AS nodes, iv.compiled->'editWindows' AS windows
+          INTO v_found
           FROM charter.documents AS d
           JOIN charter.workflow_versions AS v ON v.id = d.contract_version_id
+          LEFT JOIN charter.directory_users AS u ON u.org_id = v_org AND u.user_id = p_actor
+          LEFT JOIN charter.workflow_instances AS i
+            ON i.org_id = v_org AND i.document_id = d.id AND i.status IN ('running', 'paused')
+          LEFT JOIN charter.workflow_versions AS iv ON iv.id = i.version_id
          WHERE d.org_id = v_org AND d.id = p_document_id
            FOR UPDATE OF d;
         IF NOT FOUND THEN
+            PERFORM charter._directory_actor(v_org, p_actor);  -- an unknown actor is told that first
             RAISE EXCEPTION USING ERRCODE = 'CH030',
                 MESSAGE = format('Document %L does not exist in org %L', p_document_id, v_org),
                 HINT = 'Check the document id and the client''s org.';
         END IF;
+        v_actor := coalesce(v_found.actor, charter._reserved_actor(v_org, p_actor));
         v_doc := v_found.doc;
         v_contract := v_found.contract;
         v_kind := CASE
@@ -153,7 +176,7 @@ BEGIN
                     coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract->'actions') AS a), 'none'));
         END IF;
         IF v_kind = 'update' THEN
-            v_window := charter._edit_window(v_contract, v_doc);
+            v_window := charter._edit_window_of(v_contract, v_doc.state, v_found.nodes, v_found.windows);
             IF v_window = 'locked' THEN
                 RAISE EXCEPTION USING ERRCODE = 'CH034',
                     MESSAGE = format('Document %L is locked (state %L%s): it cannot be edited', v_doc.id, v_doc.state,
@@ -204,19 +227,27 @@ BEGIN
             v_payload := jsonb_build_object('gate', p_action, 'from', v_doc.state, 'to', v_new.state,
                                             'label', v_target->'label');
         ELSE
-            v_changes := charter._checked_changes(v_contract, p_changes,
-                CASE WHEN v_kind = 'action' THEN jsonb_path_query_first(v_contract->'actions',
-                    '$[*] ? (@.actionType == $action).fields', jsonb_build_object('action', p_action)) END,
-                CASE WHEN v_kind IN ('action', 'handler_action') THEN format('action %s', p_action) ELSE 'update' END);
-            v_new.data := v_doc.data || v_changes;
+            v_allowed := CASE WHEN v_kind = 'action' THEN jsonb_path_query_first(v_contract->'actions',
+                '$[*] ? (@.actionType == $action).fields', jsonb_build_object('action', p_action)) END;
+            v_changes := coalesce(p_changes, '{}'::jsonb);
+            IF jsonb_typeof(v_changes) = 'object' THEN
+                v_new.data := v_doc.data || v_changes;
+                -- In one pass: what changed ({field: {from, to}}), which fields the change
+                -- named, and whether the contract refuses any of them.
+                SELECT coalesce(jsonb_object_agg(e.key, jsonb_build_object('from', v_doc.data->e.key, 'to', e.value))
+                                    FILTER (WHERE v_doc.data->e.key IS DISTINCT FROM e.value), '{}'::jsonb),
+                       jsonb_build_object('action', p_action,
+                                          'fields', coalesce(jsonb_agg(e.key ORDER BY e.key), '[]'::jsonb)),
+                       coalesce(bool_or(charter._field_refused(v_contract->'fields', v_allowed, e.key, e.value)), false)
+                  INTO v_changes, v_payload, v_refused
+                  FROM jsonb_each(v_changes) AS e;
+            END IF;
+            IF v_refused IS NOT FALSE THEN
+                -- Refused (or not an object): _checked_changes says what is wrong.
+                PERFORM charter._checked_changes(v_contract, p_changes, v_allowed,
+                    CASE WHEN v_kind IN ('action', 'handler_action') THEN format('action %s', p_action) ELSE 'update' END);
+            END IF;
             v_event := 'on_mutation';
-            -- What changed ({field: {from, to}}) and which fields the change named, in one pass.
-            SELECT coalesce(jsonb_object_agg(e.key, jsonb_build_object('from', v_doc.data->e.key, 'to', e.value))
-                                FILTER (WHERE v_doc.data->e.key IS DISTINCT FROM e.value), '{}'::jsonb),
-                   jsonb_build_object('action', p_action,
-                                      'fields', coalesce(jsonb_agg(e.key ORDER BY e.key), '[]'::jsonb))
-              INTO v_changes, v_payload
-              FROM jsonb_each(v_changes) AS e;
         END IF;
     END IF;
 
