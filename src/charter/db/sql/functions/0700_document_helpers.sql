@@ -271,20 +271,30 @@ BEGIN
 END;
 $$;
 
+-- Whether no documents engine sleeps, taking the 'engine' lock shared until the transaction
+-- ends when none does (_wake_engine). A SQL-standard body without a SET clause: PostgreSQL
+-- inlines it where it is called, so mutate() decides in an IF whether to wake anyone.
+CREATE OR REPLACE FUNCTION charter._no_engine_asleep()
+RETURNS boolean
+LANGUAGE sql
+VOLATILE
+RETURN pg_try_advisory_xact_lock_shared(charter._lock_key('engine', 'asleep'));
+
 -- Wakes the documents engine at commit (NOTIFY charter_events) only when an engine sleeps:
 -- PostgreSQL commits notifying transactions one at a time (each holds the notify queue's
 -- lock until its commit is flushed), so a NOTIFY per mutation would make concurrent
 -- mutations wait for each other's fsync. An engine about to sleep holds the 'engine' lock
 -- exclusively (charter.engine_sleeps) and looks once more before it sleeps; a transaction
--- that can take the lock shared instead commits while no engine sleeps, and holds the lock
--- until it ends, so no engine can start sleeping before that look sees its events.
+-- that can take the lock shared (_no_engine_asleep) instead commits while no engine sleeps,
+-- and holds the lock until it ends, so no engine can start sleeping before that look sees
+-- its events.
 CREATE OR REPLACE FUNCTION charter._wake_engine(p_org_id text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 BEGIN
-    IF NOT pg_try_advisory_xact_lock_shared(charter._lock_key('engine', 'asleep')) THEN
+    IF NOT charter._no_engine_asleep() THEN
         PERFORM pg_notify('charter_events', p_org_id);
     END IF;
 END;

@@ -300,8 +300,9 @@ BEGIN
     SELECT v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
            v_payload || jsonb_build_object('actor', p_actor), r.idempotency_key, v_trace
       FROM receipt AS r;
-    IF FOUND THEN
-        PERFORM charter._wake_engine(v_org);
+    -- _wake_engine, in an IF: an engine is woken only when one sleeps.
+    IF FOUND AND NOT charter._no_engine_asleep() THEN
+        PERFORM pg_notify('charter_events', v_org);
     END IF;
     IF v_window = 'amend_only' THEN
         -- An edit where only amendments may happen: the engine must route it to re-approval.
