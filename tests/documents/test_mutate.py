@@ -341,3 +341,49 @@ def test_the_patch_check_in_mutates_pass_refuses_what_checked_changes_refuses(
                     sqlstate = exc.sqlstate
                 assert sqlstate in (None, "CH032"), (key, value, sqlstate)
                 assert refused is (sqlstate == "CH032"), (key, value)
+
+
+POLICIES = (
+    None,
+    {},
+    {"roles": ["clerk"]},
+    {"roles": ["clerk", "manager"]},
+    {"roles": []},
+    {"roles": "clerk"},
+    {"roles": ["clerk"], "rule": "true", "compiled": True},
+)
+ACTORS = (
+    {"id": "u-1", "roles": ["clerk"], "reserved": False},
+    {"id": "u-2", "roles": ["manager", "auditor"], "reserved": False},
+    {"id": "u-3", "roles": [], "reserved": False},
+    {"id": "system", "roles": [], "reserved": True},
+)
+
+
+def test_a_policy_that_passes_without_a_call_is_one_check_policy_allows(db_url):
+    """mutate() calls _check_policy only when _policy_passes cannot tell that the actor may
+    act: whatever _policy_passes lets through, _check_policy must allow, and a policy of
+    roles alone it refuses, _check_policy must refuse."""
+    Jsonb = psycopg.types.json.Jsonb
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for policy in POLICIES:
+            contract = Jsonb({"policies": {} if policy is None else {"act": policy}})
+            for actor in ACTORS:
+                passes = conn.execute(
+                    "SELECT charter._policy_passes(%s::jsonb #> '{policies,act}', %s)",
+                    (contract, Jsonb(actor)),
+                ).fetchone()[0]
+                if passes:
+                    conn.execute(
+                        "SELECT charter._check_policy(%s, 'act', %s, '{}', '{}', '{}')",
+                        (contract, Jsonb(actor)),
+                    )
+                elif policy is not None and "rule" not in policy:
+                    with pytest.raises(psycopg.Error):
+                        conn.execute(
+                            "SELECT charter._check_policy(%s, 'act', %s, '{}', '{}', '{}')",
+                            (contract, Jsonb(actor)),
+                        )
+        assert conn.execute(
+            "SELECT charter._policy_passes('{\"roles\": [\"clerk\"]}', %s)", (Jsonb(ACTORS[0]),)
+        ).fetchone()[0]

@@ -1,27 +1,32 @@
--- The edit window a document is in (seed 002): with an active workflow instance at nodes
--- p_nodes, the strictest window those nodes have in its compiled editWindows (p_windows);
+-- The edit window a document is in (seed 002): with an active workflow instance, the
+-- strictest window of its current nodes in the compiled editWindows (_nodes_window);
 -- otherwise (no instance, or one at no node that declares a window) its state's window from
--- the contract. A SQL-standard body without a SET clause: PostgreSQL inlines it where it is
--- called, so mutate() reads the instance with the document and decides here without a call.
-CREATE OR REPLACE FUNCTION charter._edit_window_of(
-    p_contract jsonb, p_state text, p_nodes text[], p_windows jsonb)
+-- the contract (_state_window). Both are SQL-standard bodies without a SET clause, which
+-- PostgreSQL inlines where they are called: mutate() reads the instance with the document
+-- and decides without a call.
+CREATE OR REPLACE FUNCTION charter._nodes_window(p_nodes text[], p_windows jsonb)
 RETURNS text
 LANGUAGE sql
 STABLE
-RETURN coalesce(
-    CASE WHEN p_windows IS NOT NULL THEN CASE
-        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "locked")',
-                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'locked'
-        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "amend_only")',
-                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'amend_only'
-        WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "editable")',
-                               jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'editable' END END,
-    jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $state).editWindow',
-                           jsonb_build_object('state', p_state)) #>> '{}',
-    'locked');
+RETURN CASE
+    -- A jsonpath == is true when any of the nodes matches.
+    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "locked")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'locked'
+    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "amend_only")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'amend_only'
+    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "editable")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'editable' END;
 
--- The edit window of a document, reading its active instance (_edit_window_of). Both are
--- read in the write path, so they hold when no engine runs.
+CREATE OR REPLACE FUNCTION charter._state_window(p_contract jsonb, p_state text)
+RETURNS text
+LANGUAGE sql
+STABLE
+RETURN coalesce(jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $state).editWindow',
+                                       jsonb_build_object('state', p_state)) #>> '{}',
+                'locked');
+
+-- The edit window of a document, reading its active instance. Both windows are read in
+-- the write path, so they hold when no engine runs.
 CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_document charter.documents)
 RETURNS text
 LANGUAGE plpgsql
@@ -37,7 +42,7 @@ BEGIN
       JOIN charter.workflow_versions AS v ON v.id = i.version_id
      WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
        AND i.status IN ('running', 'paused');
-    RETURN charter._edit_window_of(p_contract, p_document.state, v_nodes, v_windows);
+    RETURN coalesce(charter._nodes_window(v_nodes, v_windows), charter._state_window(p_contract, p_document.state));
 END;
 $$;
 
@@ -100,6 +105,7 @@ DECLARE
     v_key       text;
     v_allowed   jsonb;
     v_refused   boolean;
+    v_policy    jsonb;
 BEGIN
     IF p_actor IS NULL OR length(p_actor) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'CH022', MESSAGE = 'Every mutation needs an actor (a user id of the directory)',
@@ -120,10 +126,14 @@ BEGIN
         v_new.contract_version_id := v_version.id;
         v_new.version := 1;
         v_new.state := v_contract #>> '{states,0,id}';
-        IF v_contract #> '{policies,create}' IS NOT NULL THEN
-            PERFORM charter._check_policy(v_contract, 'create', v_actor,
-                CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
-                coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb), jsonb_build_object('action', 'create', 'state', v_new.state, 'version', 1));
+        v_policy := v_contract #> '{policies,create}';
+        IF v_policy IS NOT NULL THEN
+            IF NOT charter._policy_passes(v_policy, v_actor) THEN
+                PERFORM charter._check_policy(v_contract, 'create', v_actor,
+                    CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
+                    coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
+                    jsonb_build_object('action', 'create', 'state', v_new.state, 'version', 1));
+            END IF;
         END IF;
         v_new.data := charter._checked_changes(v_contract, p_changes, NULL, 'create');
         v_changes := charter._field_changes('{}'::jsonb, v_new.data);
@@ -135,7 +145,8 @@ BEGIN
         -- operator on it would decompress it again.
         SELECT d AS doc, v.contract || '{}'::jsonb AS contract,
                CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(u) END AS actor,
-               i.current_nodes AS nodes, iv.compiled->'editWindows' AS windows
+               i.id AS instance_id, i.current_nodes AS nodes, iv.compiled->'editWindows' AS windows,
+               iv.definition_kind AS instance_kind
           INTO v_found
           FROM charter.documents AS d
           JOIN charter.workflow_versions AS v ON v.id = d.contract_version_id
@@ -162,11 +173,15 @@ BEGIN
             WHEN v_via = 'workflow' AND p_action ~ '^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$' THEN 'handler_action'
         END;
         -- Who may do this comes first: a refused actor learns nothing more of the document.
-        IF v_contract #> ARRAY['policies', p_action] IS NOT NULL THEN
-            PERFORM charter._check_policy(v_contract, p_action, v_actor,
-                v_doc.data || CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
-                coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
-                jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
+        -- A policy of roles the actor has needs no call; _check_policy decides the rest.
+        v_policy := v_contract #> ARRAY['policies', p_action];
+        IF v_policy IS NOT NULL THEN
+            IF NOT charter._policy_passes(v_policy, v_actor) THEN
+                PERFORM charter._check_policy(v_contract, p_action, v_actor,
+                    v_doc.data || CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
+                    coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
+                    jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
+            END IF;
         END IF;
         IF v_kind IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CH035',
@@ -176,7 +191,11 @@ BEGIN
                     coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract->'actions') AS a), 'none'));
         END IF;
         IF v_kind = 'update' THEN
-            v_window := charter._edit_window_of(v_contract, v_doc.state, v_found.nodes, v_found.windows);
+            -- Apart: PL/pgSQL prepares an expression in each transaction that reaches it.
+            IF v_found.windows IS NOT NULL THEN
+                v_window := charter._nodes_window(v_found.nodes, v_found.windows);
+            END IF;
+            v_window := coalesce(v_window, charter._state_window(v_contract, v_doc.state));
             IF v_window = 'locked' THEN
                 RAISE EXCEPTION USING ERRCODE = 'CH034',
                     MESSAGE = format('Document %L is locked (state %L%s): it cannot be edited', v_doc.id, v_doc.state,
@@ -217,7 +236,13 @@ BEGIN
                           WHERE t->>'from' = v_doc.state), 'none'));
             END IF;
             v_target := v_targets->0;
-            IF v_via <> 'workflow' THEN
+            -- Only an org's effective workflow may hold a gate (the active instance's, else
+            -- the one a new instance would follow): without one, nothing is to check.
+            IF v_via <> 'workflow'
+               AND (v_found.instance_kind = 'effective'
+                    OR (v_found.instance_id IS NULL AND EXISTS (
+                        SELECT FROM charter.workflows AS w
+                         WHERE w.slug = format('effective:%s:%s', v_org, v_doc.entity_type)))) THEN
                 PERFORM charter._check_gate_not_pending(v_doc, p_action);
             END IF;
             v_new.state := v_target->>'to';
