@@ -3,6 +3,8 @@ mutate() with no engine running, one active instance per document, amendments en
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
 import psycopg
@@ -82,3 +84,43 @@ def test_amending_cancels_the_originals_active_instance(acme, db_url):
     new = docs.amend(doc.id, {"grand_total": 5}, actor="u-1")
     assert _instance(db_url, instance_id) == ("cancelled", "amended")
     _start_instance(db_url, acme, new, [])  # the new document may start its own
+
+
+def test_an_update_that_waited_for_the_engine_judges_the_node_the_engine_left(acme, db_url):
+    """The engine moves an instance under its document's lock. An update that waited for
+    that lock must judge its edit window by the node the engine committed, not by the node
+    it was at when the update began to wait."""
+    docs = acme.documents
+    doc = docs.create("invoice", {"grand_total": 1}, actor="u-1")  # draft: editable
+    instance_id, _ = _start_instance(db_url, acme, doc, [])
+    refused: list[BaseException] = []
+
+    def update() -> None:
+        try:
+            docs.update(doc.id, {"grand_total": 2}, actor="u-1")
+        except WorkflowEditLockedError as exc:
+            refused.append(exc)
+
+    with psycopg.connect(db_url) as engine:
+        engine.execute(
+            "SELECT 1 FROM charter.documents WHERE org_id = %s AND id = %s FOR UPDATE",
+            (doc.org_id, doc.id),
+        )
+        xid = engine.execute("SELECT pg_current_xact_id()::xid::text").fetchone()[0]
+        waiting = threading.Thread(target=update)
+        waiting.start()
+        with psycopg.connect(db_url, autocommit=True) as watcher:
+            while not watcher.execute(  # until the update waits for the engine's lock
+                "SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted"
+                " AND locktype = 'transactionid' AND transactionid = %s::xid)",
+                (xid,),
+            ).fetchone()[0]:
+                time.sleep(0.01)
+        engine.execute(
+            "UPDATE charter.workflow_instances SET current_nodes = '{sys:end}' WHERE id = %s",
+            (instance_id,),
+        )
+        engine.commit()
+        waiting.join(timeout=30)
+    assert len(refused) == 1 and "sys:end" in str(refused[0])
+    assert docs.get(doc.id).version == 1

@@ -350,6 +350,8 @@ POLICIES = (
     {"roles": ["clerk", "manager"]},
     {"roles": []},
     {"roles": "clerk"},
+    {"roles": [["clerk"]]},
+    {"roles": [1, "clerk"]},
     {"roles": ["clerk"], "rule": "true", "compiled": True},
 )
 ACTORS = (
@@ -360,10 +362,15 @@ ACTORS = (
 )
 
 
+def _string_roles(policy):
+    roles = policy.get("roles", [])
+    return isinstance(roles, list) and all(isinstance(role, str) for role in roles)
+
+
 def test_a_policy_that_passes_without_a_call_is_one_check_policy_allows(db_url):
     """mutate() calls _check_policy only when _policy_passes cannot tell that the actor may
     act: whatever _policy_passes lets through, _check_policy must allow, and a policy of
-    roles alone it refuses, _check_policy must refuse."""
+    roles alone (strings, as publish requires) it refuses, _check_policy must refuse."""
     Jsonb = psycopg.types.json.Jsonb
     with psycopg.connect(db_url, autocommit=True) as conn:
         for policy in POLICIES:
@@ -378,12 +385,39 @@ def test_a_policy_that_passes_without_a_call_is_one_check_policy_allows(db_url):
                         "SELECT charter._check_policy(%s, 'act', %s, '{}', '{}', '{}')",
                         (contract, Jsonb(actor)),
                     )
-                elif policy is not None and "rule" not in policy:
+                elif policy is not None and "rule" not in policy and _string_roles(policy):
                     with pytest.raises(psycopg.Error):
                         conn.execute(
                             "SELECT charter._check_policy(%s, 'act', %s, '{}', '{}', '{}')",
                             (contract, Jsonb(actor)),
                         )
         assert conn.execute(
-            "SELECT charter._policy_passes('{\"roles\": [\"clerk\"]}', %s)", (Jsonb(ACTORS[0]),)
+            'SELECT charter._policy_passes(\'{"roles": ["clerk"]}\', %s)', (Jsonb(ACTORS[0]),)
         ).fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "windows", "window"),
+    [
+        (["a", "b"], {"a": "editable", "b": "amend_only"}, "amend_only"),
+        (["a", "b"], {"a": "locked", "b": "amend_only"}, "locked"),
+        (["a"], {"a": "editable", "b": "locked"}, "editable"),
+        (["c"], {"a": "locked"}, None),
+        ([], {"a": "locked"}, None),
+        (["a"], {"a": "unknown"}, None),
+        (["a"], {"a": ["editable"]}, None),
+        (["a"], [{"a": "editable"}], None),
+        (["a"], None, None),
+    ],
+)
+def test_the_window_of_an_instances_nodes_is_the_strictest_they_declare(
+    db_url, nodes, windows, window
+):
+    """None means the state's window applies: no node declares one, or the compiled
+    windows are malformed (a window that is not a string, windows that are not an object)."""
+    with psycopg.connect(db_url) as conn:
+        got = conn.execute(
+            "SELECT charter._nodes_window(%s, %s::jsonb)",
+            (nodes, psycopg.types.json.Jsonb(windows)),
+        ).fetchone()[0]
+    assert got == window

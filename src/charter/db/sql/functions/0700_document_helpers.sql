@@ -138,8 +138,11 @@ RETURN p_policy IS NULL
     OR (NOT p_policy ? 'rule'
         AND (NOT p_policy ? 'roles'
              OR (jsonb_typeof(p_policy->'roles') = 'array'
-                 AND jsonb_path_exists(p_actor, '$.roles[*] ? (@ == $roles[*])',
-                                       jsonb_build_object('roles', p_policy->'roles')))));
+                 -- Strict, errors silent (NULL, so coalesced): a role that is not a string
+                 -- matches nothing here.
+                 AND coalesce(jsonb_path_exists(p_actor, 'strict $.roles[*] ? (@ == $roles[*])',
+                                                jsonb_build_object('roles', p_policy->'roles'), true),
+                              false))));
 
 -- Refuses an actor the contract's policy for p_key does not allow (a missing key allows
 -- any actor of the org; the reserved actors act for the engine and pass).
@@ -261,8 +264,8 @@ STABLE
 RETURN encode(sha256(convert_to(p_document_id || '|' || p_event_type || '|' || p_version, 'UTF8')), 'hex');
 
 -- Writes one event to the outbox unless an event with its key was ever written (WF-11):
--- the receipt is the dedup gate. mutate() writes its own event, the same way, in the
--- statement that records its change.
+-- the receipt is the dedup gate. mutate() writes its own event and receipt in the
+-- statement that records its change (its key is always new).
 CREATE OR REPLACE FUNCTION charter._emit_event(
     p_org_id text, p_document_id text, p_entity_type text, p_version integer,
     p_event_type text, p_payload jsonb, p_trace_id text)

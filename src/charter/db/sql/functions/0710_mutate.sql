@@ -9,13 +9,14 @@ RETURNS text
 LANGUAGE sql
 STABLE
 RETURN CASE
-    -- A jsonpath == is true when any of the nodes matches.
-    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "locked")',
-                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'locked'
-    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "amend_only")',
-                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'amend_only'
-    WHEN jsonb_path_exists(p_windows, '$.keyvalue() ? (@.key == $nodes[*] && @.value == "editable")',
-                           jsonb_build_object('nodes', to_jsonb(p_nodes))) THEN 'editable' END;
+    -- A jsonpath == is true when any of the nodes matches. Strict, and silent on errors: a
+    -- window that is not a string, or windows that are not an object, count as none.
+    WHEN jsonb_path_exists(p_windows, 'strict $.keyvalue() ? (@.key == $nodes[*] && @.value == "locked")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes)), true) THEN 'locked'
+    WHEN jsonb_path_exists(p_windows, 'strict $.keyvalue() ? (@.key == $nodes[*] && @.value == "amend_only")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes)), true) THEN 'amend_only'
+    WHEN jsonb_path_exists(p_windows, 'strict $.keyvalue() ? (@.key == $nodes[*] && @.value == "editable")',
+                           jsonb_build_object('nodes', to_jsonb(p_nodes)), true) THEN 'editable' END;
 
 CREATE OR REPLACE FUNCTION charter._state_window(p_contract jsonb, p_state text)
 RETURNS text
@@ -93,6 +94,7 @@ DECLARE
     v_version   charter.workflow_versions;
     v_contract  jsonb;
     v_found     record;
+    v_instance  record;
     v_doc       charter.documents;
     v_new       charter.documents;
     v_changes   jsonb;
@@ -139,21 +141,17 @@ BEGIN
         v_changes := charter._field_changes('{}'::jsonb, v_new.data);
         v_event := 'on_create';
     ELSE
-        -- In one read: the document, locked; the contract it follows; the actor; and the nodes
-        -- and edit windows of its active instance. The contract comes out decompressed
+        -- In one read: the document, locked; the contract it follows; and the actor (who,
+        -- refused, waits for the lock like anyone). The contract comes out decompressed
         -- (|| '{}' returns it whole): PL/pgSQL keeps a compressed value as it is, and each
-        -- operator on it would decompress it again.
+        -- operator on it would decompress it again. The document's instance is read in a
+        -- statement of its own, after the lock (below).
         SELECT d AS doc, v.contract || '{}'::jsonb AS contract,
-               CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(u) END AS actor,
-               i.id AS instance_id, i.current_nodes AS nodes, iv.compiled->'editWindows' AS windows,
-               iv.definition_kind AS instance_kind
+               CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(u) END AS actor
           INTO v_found
           FROM charter.documents AS d
           JOIN charter.workflow_versions AS v ON v.id = d.contract_version_id
           LEFT JOIN charter.directory_users AS u ON u.org_id = v_org AND u.user_id = p_actor
-          LEFT JOIN charter.workflow_instances AS i
-            ON i.org_id = v_org AND i.document_id = d.id AND i.status IN ('running', 'paused')
-          LEFT JOIN charter.workflow_versions AS iv ON iv.id = i.version_id
          WHERE d.org_id = v_org AND d.id = p_document_id
            FOR UPDATE OF d;
         IF NOT FOUND THEN
@@ -191,9 +189,16 @@ BEGIN
                     coalesce((SELECT string_agg(a->>'actionType', ', ') FROM jsonb_array_elements(v_contract->'actions') AS a), 'none'));
         END IF;
         IF v_kind = 'update' THEN
+            -- The engine changes a document's instance only under the document's lock, so the
+            -- instance is read in a statement after the lock: it sees what the engine committed
+            -- while this call waited (a read in the locking statement would not).
+            SELECT i.current_nodes AS nodes, v.compiled->'editWindows' AS windows INTO v_instance
+              FROM charter.workflow_instances AS i
+              JOIN charter.workflow_versions AS v ON v.id = i.version_id
+             WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused');
             -- Apart: PL/pgSQL prepares an expression in each transaction that reaches it.
-            IF v_found.windows IS NOT NULL THEN
-                v_window := charter._nodes_window(v_found.nodes, v_found.windows);
+            IF v_instance.windows IS NOT NULL THEN
+                v_window := charter._nodes_window(v_instance.nodes, v_instance.windows);
             END IF;
             v_window := coalesce(v_window, charter._state_window(v_contract, v_doc.state));
             IF v_window = 'locked' THEN
@@ -237,12 +242,16 @@ BEGIN
             END IF;
             v_target := v_targets->0;
             -- Only an org's effective workflow may hold a gate (the active instance's, else
-            -- the one a new instance would follow): without one, nothing is to check.
-            IF v_via <> 'workflow'
-               AND (v_found.instance_kind = 'effective'
-                    OR (v_found.instance_id IS NULL AND EXISTS (
-                        SELECT FROM charter.workflows AS w
-                         WHERE w.slug = format('effective:%s:%s', v_org, v_doc.entity_type)))) THEN
+            -- the one a new instance would follow): without one, nothing is to check. Read
+            -- after the lock, as the edit window is.
+            IF v_via <> 'workflow' AND EXISTS (
+                SELECT FROM (SELECT) AS document
+                  LEFT JOIN charter.workflow_instances AS i
+                    ON i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused')
+                  LEFT JOIN charter.workflow_versions AS v ON v.id = i.version_id
+                 WHERE CASE WHEN i.id IS NOT NULL THEN v.definition_kind = 'effective'
+                            ELSE EXISTS (SELECT FROM charter.workflows AS w
+                                          WHERE w.slug = format('effective:%s:%s', v_org, v_doc.entity_type)) END) THEN
                 PERFORM charter._check_gate_not_pending(v_doc, p_action);
             END IF;
             v_new.state := v_target->>'to';
@@ -293,9 +302,11 @@ BEGIN
         RETURNING * INTO v_new;
     END IF;
     -- The rest of the record in one statement: the version, its audit row, the event with its
-    -- receipt (_emit_event's dedup gate, WF-11) and, when anyone but the workflow changed the
-    -- document, its unapplied approvals voided (WF-03: what was approved is no longer what the
-    -- document says).
+    -- receipt (WF-11) and, when anyone but the workflow changed the document, its unapplied
+    -- approvals voided (WF-03: what was approved is no longer what the document says). The
+    -- receipt is a plain INSERT, not _emit_event's dedup gate: the document is locked and its
+    -- version new, so no event of it with this type and version was ever written, and were
+    -- one, the mutation would fail rather than leave its event out.
     v_key := charter._event_key(v_new.id, v_event, v_new.version);
     WITH version_row AS (
         INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
@@ -317,16 +328,13 @@ BEGIN
          WHERE v_doc.id IS NOT NULL AND v_via <> 'workflow'
            AND r.org_id = v_org AND r.document_id = v_new.id AND r.status IN ('pending', 'approved')),
     receipt AS (
-        INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
-        VALUES (v_org, 'events', v_key) ON CONFLICT DO NOTHING
-        RETURNING idempotency_key)
+        INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key) VALUES (v_org, 'events', v_key))
     INSERT INTO charter.document_events (org_id, document_id, entity_type, entity_version, event_type, payload,
                                          idempotency_key, trace_id)
-    SELECT v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
-           v_payload || jsonb_build_object('actor', p_actor), r.idempotency_key, v_trace
-      FROM receipt AS r;
+    VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
+            v_payload || jsonb_build_object('actor', p_actor), v_key, v_trace);
     -- _wake_engine, in an IF: an engine is woken only when one sleeps.
-    IF FOUND AND NOT charter._no_engine_asleep() THEN
+    IF NOT charter._no_engine_asleep() THEN
         PERFORM pg_notify('charter_events', v_org);
     END IF;
     IF v_window = 'amend_only' THEN
