@@ -69,7 +69,8 @@ def main() -> int:
         # The ceiling is measured before and after each of pgbench's mutate() runs, and each
         # run is set against the mean of the two beside it: on a shared machine the disk's
         # and the CPU's speed drift by tens of percent within a minute.
-        ceilings = [_ceiling(url, args.seconds)]
+        print("pgbench's single-row UPDATE, -c 4 -j 2 (the ceiling), runs before and after each:")
+        ceilings = [_pgbench(url, seconds=int(args.seconds))]
         # mutate() alone, called by pgbench's own 4 clients: the SQL's share, no Python.
         mutate_sql = (
             f"\\set i random(1, {args.documents})\n"
@@ -77,11 +78,10 @@ def main() -> int:
             "jsonb_build_object('grand_total', :i), 'u-1');\n"
         )
         rate = _pgbench(url, int(args.seconds), mutate_sql)
-        ceilings.append(_ceiling(url, args.seconds))
-        tps = statistics.mean(ceilings[-2:])
+        ceilings.append(_pgbench(url, seconds=int(args.seconds)))
         print(
             f"update      pgbench's 4 clients calling mutate(): {rate:>8,.0f} mutations/s  "
-            f"({100 * rate / tps:.1f}% of the ceilings beside it)"
+            f"{_beside(rate, ceilings[-2:])}"
         )
         # Submit, then back to draft: two transitions per script, each client on its own
         # documents (d-(client + 1 + 4k)), so no two clients pass a gate of one document.
@@ -92,14 +92,13 @@ def main() -> int:
             "NULL, NULL, NULL, NULL, 'draft');\n"
         )
         rate = 2 * _pgbench(url, int(args.seconds), transition_sql)
-        ceilings.append(_ceiling(url, args.seconds))
-        tps = statistics.mean(ceilings[-2:])
+        ceilings.append(_pgbench(url, seconds=int(args.seconds)))
         print(
             f"transition  pgbench's 4 clients calling mutate(): {rate:>8,.0f} mutations/s  "
-            f"({100 * rate / tps:.1f}% of the ceilings beside it)"
+            f"{_beside(rate, ceilings[-2:])}"
         )
         tps = statistics.mean(ceilings)
-        print(f"the ceiling's mean: {tps:,.0f} tps; the rates below are set against it\n")
+        print(f"the ceiling: {tps:,.0f} tps, the mean of those runs; the rates below use it\n")
         per_client = args.documents // THREADS
         for kind in ("update", "transition"):
             rate = _rate_processes(url, kind, per_client, args.seconds)
@@ -120,10 +119,10 @@ def main() -> int:
     return 0
 
 
-def _ceiling(url: str, seconds: float) -> float:
-    tps = _pgbench(url, seconds=int(seconds))
-    print(f"pgbench single-row UPDATE, -c 4 -j 2: {tps:,.0f} tps (the ceiling)")
-    return tps
+def _beside(rate: float, ceilings: list[float]) -> str:
+    before, after = ceilings
+    share = 100 * rate / statistics.mean(ceilings)
+    return f"({share:.1f}% of the ceiling: {before:,.0f} tps before, {after:,.0f} after)"
 
 
 def _drain_backlog(url: str) -> None:
