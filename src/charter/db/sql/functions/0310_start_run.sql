@@ -95,6 +95,12 @@ RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
+-- Plans made once per session (as the claim's): a custom plan for each call's run id cost
+-- more to make than to run. Every statement reads or writes a few rows by key, so no
+-- sequential scan, even with a plan made while the tables were empty. The helpers it calls
+-- (_start_step) run with these settings.
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_input      jsonb := coalesce(p_input, 'null'::jsonb);
@@ -146,10 +152,11 @@ BEGIN
     END IF;
 
     -- A chain of plain steps keeps no readiness rows (see _keeps_readiness).
-    INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
-    SELECT v_run_id, s.slug, p_org_id, s.required
-      FROM charter._step_requirements(v_version_id) AS s
-     WHERE charter._keeps_readiness(v_version_id);
+    IF charter._keeps_readiness(v_version_id) THEN
+        INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
+        SELECT v_run_id, s.slug, p_org_id, s.required
+          FROM charter._step_requirements(v_version_id) AS s;
+    END IF;
 
     FOR v_step IN
         SELECT s.slug FROM charter._step_requirements(v_version_id) AS s
