@@ -8,6 +8,7 @@ an :class:`~charter.store.AsyncStore`; so every client method is one line in eac
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import time
@@ -132,13 +133,24 @@ def get_runs(run_ids: Sequence[str], org_id: str | None) -> Operation[list[Run]]
     operator, finds a run whatever its org."""
     ids = _run_ids(run_ids)
     found = yield Call("get_runs", {"run_ids": ids, "org_id": org_id}, first_json)
-    runs = []
-    for rid, data in zip(ids, found, strict=True):
-        if data is None:
-            where = "" if org_id is None else f" in org {org_id!r}"
-            raise RunNotFoundError(f"Run {rid!r} does not exist{where}. Check the run id.")
-        runs.append(run_from_json(data))
-    return runs
+    return [run_from_json(_found(rid, data, org_id)) for rid, data in zip(ids, found, strict=True)]
+
+
+def _finished_runs(run_ids: list[str], org_id: str | None) -> Operation[dict[str, Run]]:
+    """Those of the runs that are finished, whole; a running one is only checked to exist."""
+    found = yield Call("get_finished_runs", {"run_ids": run_ids, "org_id": org_id}, first_json)
+    finished = {}
+    for rid, data in zip(run_ids, found, strict=True):
+        if _found(rid, data, org_id)["status"] != RunStatus.RUNNING:
+            finished[rid] = run_from_json(data)
+    return finished
+
+
+def _found(run_id: str, data: Any, org_id: str | None) -> Any:
+    if data is None:
+        where = "" if org_id is None else f" in org {org_id!r}"
+        raise RunNotFoundError(f"Run {run_id!r} does not exist{where}. Check the run id.")
+    return data
 
 
 def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Operation[list[Run]]:
@@ -148,16 +160,12 @@ def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Ope
     timeout = _timeout(timeout)
     deadline = time.monotonic() + timeout
     done: dict[str, Run] = {}
-    latest: dict[str, Run] = {}
     unreachable: DatabaseUnreachableError | None = None
     while True:
         seen = yield Listen()  # before reading, so a notice during the read is not lost
-        pending = [rid for rid in run_ids if rid not in done]
+        pending = list(dict.fromkeys(rid for rid in run_ids if rid not in done))
         try:
-            for run in (yield from get_runs(pending, org_id)):
-                latest[run.id] = run
-                if run.done:
-                    done[run.id] = run
+            done.update((yield from _finished_runs(pending, org_id)))
             unreachable = None
         except DatabaseUnreachableError as exc:
             unreachable = exc  # keep trying until the deadline
@@ -165,9 +173,12 @@ def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Ope
             return [done[rid] for rid in run_ids]
         left = deadline - time.monotonic()
         if left <= 0:
-            raise _wait_timeout(
-                [latest.get(rid) for rid in run_ids if rid not in done], timeout, unreachable
-            )
+            pending = list(dict.fromkeys(rid for rid in run_ids if rid not in done))
+            latest: list[Run | None] = [None] * len(pending)
+            if unreachable is None:  # the runs as they are now, for what the error says
+                with contextlib.suppress(DatabaseUnreachableError):
+                    latest = list((yield from get_runs(pending, org_id)))
+            raise _wait_timeout(latest, timeout, unreachable)
         yield Listen(seen, min(left, _POLL_S))
 
 

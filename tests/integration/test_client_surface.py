@@ -276,3 +276,32 @@ def test_a_lost_connection_during_a_retry_is_a_precise_error(db_url, monkeypatch
         monkeypatch.setattr(psycopg.Cursor, "execute", broken)
         with pytest.raises(DatabaseConnectionLostError, match="cannot tell whether it took effect"):
             client.retry(run_id)
+
+
+def test_a_wait_reads_a_run_whole_only_once_it_is_finished(db_url):
+    """get_finished_runs, what wait reads on every notice: a finished run as get_run gives
+    it, a running one as its id and status, an unknown or another org's run as null, in
+    the order asked."""
+    flow = _echo()
+    with running_worker(db_url, flow), Client(db_url, org_id="acme") as client:
+        finished = client.wait(client.start(flow, 1), timeout=30)
+    with Client(db_url, org_id="acme") as client:
+        running = client.start(flow, 2)  # no worker now: it stays running
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            (read,) = conn.execute(
+                "SELECT charter.get_finished_runs(%s, 'acme')",
+                ([running, finished.id, "no-such-run", finished.id],),
+            ).fetchone()
+            (whole,) = conn.execute("SELECT charter.get_run(%s, 'acme')", (finished.id,)).fetchone()
+            (elsewhere,) = conn.execute(
+                "SELECT charter.get_finished_runs(%s, 'globex')", ([finished.id],)
+            ).fetchone()
+        assert read == [{"id": running, "status": "running"}, whole, None, whole]
+        assert whole["status"] == "completed" and whole["steps"][0]["slug"] == "say"
+        assert elsewhere == [None]
+        with pytest.raises(RunWaitTimeoutError, match="steps not completed: say"):
+            client.wait(running, timeout=0.3)  # the error still names the run's steps
+        with pytest.raises(RunNotFoundError):
+            client.wait_many([finished.id, "no-such-run"], timeout=1)
+        both = client.wait_many([finished.id, finished.id], timeout=1)
+        assert [(run.id, run.output) for run in both] == [(finished.id, {"say": 1})] * 2

@@ -62,6 +62,9 @@ SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s, %(org_id)s)
 -- name: get_runs
 SELECT charter.get_runs(%(run_ids)s::text[], %(org_id)s);
 
+-- name: get_finished_runs
+SELECT charter.get_finished_runs(%(run_ids)s::text[], %(org_id)s);
+
 -- name: start_runs
 SELECT charter.start_runs(%(flow)s, %(inputs)s::jsonb, %(run_ids)s::text[], %(org_id)s,
                           %(version_id)s, %(priority)s);

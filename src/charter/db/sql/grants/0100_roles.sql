@@ -38,10 +38,10 @@ TO charter_worker;
 -- The app: the client (start, inspect, wait, cancel, retry, operate) and the registry.
 GRANT EXECUTE ON FUNCTION
     charter.start_run, charter.start_runs, charter.get_run, charter.get_runs,
-    charter.list_runs, charter.cancel_run, charter.retry_run, charter.check_flow,
-    charter.list_workers, charter.queue_stats, charter.eval_expr, charter.schema_state,
-    charter.ensure_workflow, charter.create_workflow_version, charter.create_invocation,
-    charter.update_invocation, charter.workflow_lineage
+    charter.get_finished_runs, charter.list_runs, charter.cancel_run, charter.retry_run,
+    charter.check_flow, charter.list_workers, charter.queue_stats, charter.eval_expr,
+    charter.schema_state, charter.ensure_workflow, charter.create_workflow_version,
+    charter.create_invocation, charter.update_invocation, charter.workflow_lineage
 TO charter_app;
 
 -- Documents (seed 002): the app writes only through mutate() and its siblings, and reads
