@@ -229,3 +229,44 @@ def test_evidence_records_every_attempt_once(db_url):
         [("seed", 0, "completed"), ("count", 0, "completed"), ("total", 0, "completed")]
         + [("square", i, "completed") for i in range(3)]
     )
+
+
+def test_an_idle_worker_claims_once_per_run_and_not_again_after_recording_it(db_url):
+    """A group that queued nothing (its step has no successor, nothing failed, no backlog)
+    does not wake the claim loop: a claim then would find nothing while the caller reads
+    its finished run. The next run's NOTIFY wakes it; a chain's next step still rides with
+    its predecessor's results."""
+    single = Flow("idle_single")
+
+    @single.step
+    def only(run: int) -> int:
+        return run + 1
+
+    chain = Flow("idle_chain")
+
+    @chain.step
+    def first(run: int) -> int:
+        return run + 1
+
+    @chain.step(depends_on=[first])
+    def second(first: int) -> int:
+        return first * 2
+
+    claims: list[str] = []
+    with running_worker(db_url, single, chain, poll_interval=30) as worker:
+        real = worker.store.execute
+
+        async def observed(call, connection=None):
+            if call.query in ("claim_tasks", "record_outcomes_and_claim"):
+                claims.append(call.query)
+            return await real(call, connection)
+
+        worker.store.execute = observed  # type: ignore[method-assign]
+        with Client(db_url) as client:
+            runs = [client.wait(client.start(single, n), timeout=30) for n in range(6)]
+            time.sleep(0.3)  # a claim the last recording would have woken
+            assert [run.output for run in runs] == [{"only": n + 1} for n in range(6)]
+            assert claims.count("claim_tasks") <= 7, claims  # one per run, and a spare
+            chained = client.wait(client.start(chain, 3), timeout=30)
+    assert chained.output == {"second": 8}
+    assert "record_outcomes_and_claim" in claims  # second was claimed with first's result

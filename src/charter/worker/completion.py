@@ -54,7 +54,7 @@ class Completer:
         worker_id: str,
         batch_size: int,
         stopping: asyncio.Event,
-        on_recorded: Callable[[], None],
+        on_recorded: Callable[[Sequence[Outcome]], None],
         refill: Refill | None = None,
     ) -> None:
         self.store = store
@@ -105,7 +105,7 @@ class Completer:
                         len(batch),
                     )
                 if not claimed:  # else it claimed whatever its group queued already
-                    self._on_recorded()
+                    self._on_recorded(batch)
 
     async def _flush(self, batch: list[Outcome], *, claim: bool = True) -> bool:
         """Records the group, claiming with it if it may; True if it did claim."""

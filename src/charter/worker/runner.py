@@ -301,11 +301,20 @@ class Worker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval)
 
-    def _recorded(self) -> None:
-        """A group was recorded without claiming: its successors are probably queued, and
-        the slots it freed are the claim loop's again."""
-        self._wake.set()
+    def _recorded(self, outcomes: Sequence[Outcome]) -> None:
+        """A group was recorded without claiming: the slots it freed are the claim loop's
+        again. The loop claims at once only when the group may have queued work (a step
+        others depend on, a failure to retry, a directive, a backlog); otherwise a claim
+        would find nothing, and on an idle machine it would hold a core while the callers
+        read their finished runs. New work wakes it anyway: every queued task notifies."""
         self._slot_freed.set()
+        if self._backlog or not all(
+            outcome.succeeded
+            and outcome.directive is None
+            and (outcome.task.flow, outcome.task.step) not in self._leading
+            for outcome in outcomes
+        ):
+            self._wake.set()
 
     def _claim_params(self, limit: int) -> dict[str, Any]:
         self._reserved += limit
