@@ -1,6 +1,6 @@
 """Is charter as fast with a long history as on an empty database?
 
-    .venv/bin/python bench/history_bench.py [--steps 10000000] [--runs 3000] [--workers 1]
+    .venv/bin/python bench/history_bench.py [--steps 10000000] [--runs 3000] [--rounds 3]
 
 Uses CHARTER_DATABASE_URL's server, else charter's embedded PostgreSQL, and a scratch
 database `charter_history` on it. Measures steps/s of the 3-step chain (N runs queued, then
@@ -8,13 +8,15 @@ drained by `charter worker` processes; the window is from the first claim to the
 completion, as the database recorded them) on the empty database; then seeds a history of
 finished chain runs with SQL — every row the engine keeps for one (the run, its readiness
 rows, receipts, evidence and inbox rows) — until it holds --steps
-recorded steps, vacuums, and measures the same workload again. Prints both figures and their
-ratio (the goal: within 10 %).
+recorded steps, vacuums, and measures the same workload again. Each side is measured
+--rounds times (one round varies by a quarter on a noisy machine); prints every round, the
+medians and their ratio (the goal: within 10 %).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import bench_flows
@@ -37,6 +39,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=10_000_000, help="recorded steps to seed")
     parser.add_argument("--runs", type=int, default=3000, help="chain runs per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="measurements of each side")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
@@ -47,12 +50,23 @@ def main() -> int:
         server = conn.execute("SHOW server_version").fetchone()[0]
     print(f"server: PostgreSQL {server}; 3-step chain, {args.runs} runs, {args.workers} worker(s)")
 
-    empty = _measure(url, args)
-    print(f"empty database:          {empty:8,.0f} steps/s")
+    empty = _rounds(url, args, "empty database")
     seeded = _seed(url, args.steps)
-    after = _measure(url, args)
-    print(f"{seeded:,} steps of history: {after:8,.0f} steps/s  ({after / empty:.0%} of empty)")
+    after = _rounds(url, args, f"{seeded:,} steps of history")
+    print(
+        f"median: empty {empty:,.0f} steps/s, with {seeded:,} steps of history {after:,.0f} "
+        f"steps/s ({after / empty:.0%} of empty)"
+    )
     return 0
+
+
+def _rounds(url: str, args: argparse.Namespace, label: str) -> float:
+    """The median steps/s of --rounds measurements, each printed."""
+    rates = []
+    for n in range(1, args.rounds + 1):
+        rates.append(_measure(url, args))
+        print(f"{label}, round {n}: {rates[-1]:8,.0f} steps/s", flush=True)
+    return statistics.median(rates)
 
 
 def _measure(url: str, args: argparse.Namespace) -> float:
