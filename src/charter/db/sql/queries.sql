@@ -87,16 +87,11 @@ SELECT charter.flow_summary(%(slug)s);
 -- name: claim_tasks
 -- The payload travels as text: the worker decodes it per task, so one payload too deep for
 -- Python's decoder fails its own task instead of the whole claim.
--- A claim of its own commits without waiting for its WAL to reach the disk (for its own
--- transaction only): a claim lost in a crash only puts its tasks back in the queue, as an
--- expired lease does, and the worker's record of them is refused as stale; any later
--- durable commit flushes it with its own. That takes a flush off every run's path.
-WITH unflushed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))
 SELECT task_id, run_id, flow_slug, step_slug, task_index, attempt, delivery_token,
        idempotency_key, timeout_seconds,
        jsonb_build_object('run', run_input, 'inputs', inputs, 'item', item,
                           'resume', resume)::text AS payload, org_id
-  FROM unflushed, charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
+  FROM charter.claim_tasks(%(worker_id)s, %(versions)s, %(limit)s, %(lease_seconds)s);
 
 -- name: record_outcomes
 SELECT task_id, outcome
