@@ -173,12 +173,18 @@ def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Ope
             return [done[rid] for rid in run_ids]
         left = deadline - time.monotonic()
         if left <= 0:
-            pending = list(dict.fromkeys(rid for rid in run_ids if rid not in done))
-            latest: list[Run | None] = [None] * len(pending)
-            if unreachable is None:  # the runs as they are now, for what the error says
+            # The unfinished runs whole, for what the error says; one that finished since
+            # the last read is returned after all.
+            latest: dict[str, Run] = {}
+            if unreachable is None:
                 with contextlib.suppress(DatabaseUnreachableError):
-                    latest = list((yield from get_runs(pending, org_id)))
-            raise _wait_timeout(latest, timeout, unreachable)
+                    pending = list(dict.fromkeys(rid for rid in run_ids if rid not in done))
+                    latest = {run.id: run for run in (yield from get_runs(pending, org_id))}
+                    done.update((rid, run) for rid, run in latest.items() if run.done)
+            if len(done) == len(set(run_ids)):
+                return [done[rid] for rid in run_ids]
+            runs = [latest.get(rid) for rid in run_ids if rid not in done]
+            raise _wait_timeout(runs, timeout, unreachable)
         yield Listen(seen, min(left, _POLL_S))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 import psycopg
 import pydantic
@@ -288,14 +289,18 @@ def test_a_wait_reads_a_run_whole_only_once_it_is_finished(db_url):
     with Client(db_url, org_id="acme") as client:
         running = client.start(flow, 2)  # no worker now: it stays running
         with psycopg.connect(db_url, autocommit=True) as conn:
-            (read,) = conn.execute(
+
+            def value(sql: str, *args: object) -> Any:
+                row = conn.execute(sql, args).fetchone()
+                assert row is not None
+                return row[0]
+
+            read = value(
                 "SELECT charter.get_finished_runs(%s, 'acme')",
-                ([running, finished.id, "no-such-run", finished.id],),
-            ).fetchone()
-            (whole,) = conn.execute("SELECT charter.get_run(%s, 'acme')", (finished.id,)).fetchone()
-            (elsewhere,) = conn.execute(
-                "SELECT charter.get_finished_runs(%s, 'globex')", ([finished.id],)
-            ).fetchone()
+                [running, finished.id, "no-such-run", finished.id],
+            )
+            whole = value("SELECT charter.get_run(%s, 'acme')", finished.id)
+            elsewhere = value("SELECT charter.get_finished_runs(%s, 'globex')", [finished.id])
         assert read == [{"id": running, "status": "running"}, whole, None, whole]
         assert whole["status"] == "completed" and whole["steps"][0]["slug"] == "say"
         assert elsewhere == [None]

@@ -270,3 +270,18 @@ def test_an_idle_worker_claims_once_per_run_and_not_again_after_recording_it(db_
             chained = client.wait(client.start(chain, 3), timeout=30)
     assert chained.output == {"second": 8}
     assert "record_outcomes_and_claim" in claims  # second was claimed with first's result
+
+
+def test_a_limited_step_that_finishes_wakes_the_claim_for_the_task_it_held_back(db_url):
+    """A claim passes over a task whose concurrency slot is taken, and nothing notifies when
+    the slot frees: the worker that records the finished step claims again at once, not at
+    its next poll (an hour away here)."""
+    one_at_a_time = Flow("one_at_a_time", concurrency={"limit": 1})
+
+    @one_at_a_time.step
+    def only(run: int) -> int:
+        return run
+
+    with running_worker(db_url, one_at_a_time, poll_interval=3600), Client(db_url) as client:
+        runs = client.wait_many([client.start(one_at_a_time, n) for n in range(5)], timeout=30)
+    assert [run.output for run in runs] == [{"only": n} for n in range(5)]

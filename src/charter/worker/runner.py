@@ -111,6 +111,15 @@ class Worker:
             for step in flow.steps.values()
             for dependency in step.dependencies
         }
+        # (flow, step) of the steps whose claims are limited (a concurrency key, a rate
+        # limit): a finished one may free a slot or a token for a task a claim passed over,
+        # and nothing notifies of that.
+        self._limited = {
+            (slug, step.slug)
+            for slug, flow in self.flows.items()
+            for step in flow.steps.values()
+            if _LIMITS & (flow.options.limits.keys() | step.options.limits.keys())
+        }
         self._lost: set[int] = set()
         self._wake = asyncio.Event()
         self._slot_freed = asyncio.Event()
@@ -303,15 +312,17 @@ class Worker:
 
     def _recorded(self, outcomes: Sequence[Outcome]) -> None:
         """A group was recorded without claiming: the slots it freed are the claim loop's
-        again. The loop claims at once only when the group may have queued work (a step
-        others depend on, a failure to retry, a directive, a backlog); otherwise a claim
-        would find nothing, and on an idle machine it would hold a core while the callers
-        read their finished runs. New work wakes it anyway: every queued task notifies."""
+        again. The loop claims at once only when the group may have made work claimable (a
+        step others depend on, a failure to retry, a directive, a limited step that freed its
+        slot, a backlog); otherwise a claim would find nothing, and on an idle machine it
+        would hold a core while the callers read their finished runs. New work wakes it
+        anyway: every queued task notifies."""
         self._slot_freed.set()
         if self._backlog or not all(
             outcome.succeeded
             and outcome.directive is None
             and (outcome.task.flow, outcome.task.step) not in self._leading
+            and (outcome.task.flow, outcome.task.step) not in self._limited
             for outcome in outcomes
         ):
             self._wake.set()
@@ -510,6 +521,9 @@ class Worker:
 
     async def _call(self, name: str, params: dict[str, Any]) -> None:
         await self.store.execute(Call(name, params, list))
+
+
+_LIMITS = {"concurrency", "rateLimit"}  # the claim limits that can pass a queued task over
 
 
 def served_orgs(orgs: Sequence[str]) -> dict[str, str]:
