@@ -1,8 +1,8 @@
 -- A worker's group of finished attempts in one call and one transaction: each item is a
 -- completion (p_errors[i] null: p_outputs[i] is the output) or a failure. All the runs of
 -- the group are locked first, in run id order, so two workers recording overlapping
--- groups — completions and failures mixed — cannot deadlock. Plain completions are
--- recorded together (_record_completions), the others one by one. Returns each
+-- groups — completions and failures mixed — cannot deadlock. Two or more plain completions are
+-- recorded together (_record_completions), the others (and a lone one) one by one. Returns each
 -- task's outcome: completed | retrying | failed | stale, or for a completion with a
 -- directive (see _complete_directed) rescheduled | waiting.
 -- p_org_ids gives each task's org, as claim_tasks returned it: a task is read by its whole
@@ -53,8 +53,10 @@ BEGIN
     PERFORM pg_advisory_xact_lock(charter._lock_key('run', l.run_id))
        FROM unnest(v_runs) WITH ORDINALITY AS l(run_id, n) ORDER BY l.n;
 
-    -- Plain completions set-based (see _record_completions); the rest one at a time.
-    IF v_plain IS NOT NULL THEN
+    -- Plain completions set-based (see _record_completions); the rest one at a time, and
+    -- so a group of one, for which the set-based statements cost more to start than the
+    -- per-task path costs to run.
+    IF cardinality(v_plain) > 1 THEN
         SELECT array_agg(c.task_id), array_agg(c.token), array_agg(c.outcome)
           INTO v_ids, v_tokens, v_outcomes
           FROM charter._record_completions(
