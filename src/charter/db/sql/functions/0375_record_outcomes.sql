@@ -1,10 +1,10 @@
 -- A worker's group of finished attempts in one call and one transaction: each item is a
 -- completion (p_errors[i] null: p_outputs[i] is the output) or a failure. All the runs of
 -- the group are locked first, in run id order, so two workers recording overlapping
--- groups — completions and failures mixed — cannot deadlock. Two or more plain completions are
--- recorded together (_record_completions), the others (and a lone one) one by one. Returns each
--- task's outcome: completed | retrying | failed | stale, or for a completion with a
--- directive (see _complete_directed) rescheduled | waiting.
+-- groups — completions and failures mixed — cannot deadlock. Two or more plain
+-- completions are recorded together (_record_completions), the others (and a lone one) one
+-- by one. Returns each task's outcome: completed | retrying | failed | stale, or for a
+-- completion with a directive (see _complete_directed) rescheduled | waiting.
 -- p_org_ids gives each task's org, as claim_tasks returned it: a task is read by its whole
 -- key, (id, org_id), which is one row for the planner and one shard for a distributed
 -- PostgreSQL. Without it (an operator's complete_tasks), the orgs are looked up by id.
