@@ -304,3 +304,95 @@ def test_a_reported_invocation_of_a_chain_shows_no_steps_and_keeps_what_its_runn
         client.cancel(run_id)
         with pytest.raises(RunStateError, match="executed by charter"):
             reg.update_invocation(run_id, status="completed")
+
+
+def _facts_from_steps(conn, version_id: str) -> tuple[bool, list[str], list[str], int]:
+    """What a version's steps say, read from its steps and dependencies."""
+    steps = dict(
+        conn.execute(
+            "SELECT slug, step_type FROM charter.flow_steps WHERE version_id = %s", (version_id,)
+        ).fetchall()
+    )
+    deps = conn.execute(
+        "SELECT step_slug, dep_slug FROM charter.flow_step_deps WHERE version_id = %s",
+        (version_id,),
+    ).fetchall()
+    configs = conn.execute(
+        "SELECT count(*) FROM charter.flow_steps WHERE version_id = %s AND config IS NOT NULL",
+        (version_id,),
+    ).fetchone()[0]
+    needs = [step for step, _ in deps]
+    given = [dep for _, dep in deps]
+    chain = (
+        all(kind == "single" for kind in steps.values())
+        and configs == 0
+        and len(deps) == len(steps) - 1
+        and len(set(needs)) == len(needs)
+        and len(set(given)) == len(given)
+    )
+    roots = sorted(slug for slug in steps if slug not in needs)
+    return not chain, roots, [r for r in roots if steps[r] == "map"], len(steps)
+
+
+def test_a_versions_facts_are_what_its_steps_say(conn):
+    mapped = Flow("facts_map")
+
+    @mapped.map(over="run")
+    def each(item: int) -> int:
+        return item
+
+    sleepy = Flow("facts_sleep")
+    sleepy.sleep("nap", seconds=60)
+    for flow in (
+        one_step("facts_one"),
+        chain("facts_chain"),
+        diamond(),
+        two_leaves(),
+        mapped,
+        sleepy,
+    ):
+        install(conn, flow)
+    rows = conn.execute(
+        "SELECT v.workflow_slug, f.version_id, f.keeps_readiness, f.root_steps, f.map_roots,"
+        " f.step_count FROM charter.flow_version_facts AS f"
+        " JOIN charter.workflow_versions AS v ON v.id = f.version_id"
+    ).fetchall()
+    facts = {slug: (version, tuple(rest)) for slug, version, *rest in rows}
+    for slug in ("facts_one", "facts_chain", "diamond", "two_leaves", "facts_map", "facts_sleep"):
+        version, (keeps, roots, map_roots, count) = facts[slug]
+        assert (keeps, roots, map_roots, count) == _facts_from_steps(conn, version), slug
+    assert facts["facts_one"][1][0] is False and facts["facts_chain"][1][0] is False
+    assert facts["facts_map"][1][2] == ["each"]
+
+
+def test_a_chain_whose_first_step_is_limited_queues_it_with_its_limit(conn):
+    limited = Flow("limited_first", max_attempts=2)
+
+    @limited.step(concurrency={"key": "run.customer", "limit": 1}, priority=7)
+    def only(run: dict[str, Any]) -> int:
+        return 1
+
+    plain = one_step("plain_first", max_attempts=4)
+    install(conn, limited)
+    install(conn, plain)
+    limited_run = start(conn, "limited_first", {"customer": "c1"})
+    plain_run = start(conn, "plain_first", {"n": 1})
+    rows = {
+        run: (limit_key, limit_max, priority, max_attempts)
+        for run, limit_key, limit_max, priority, max_attempts in conn.execute(
+            "SELECT run_id, limit_key, limit_max, priority, max_attempts FROM charter.tasks"
+            " WHERE run_id = ANY(%s)",
+            ([limited_run, plain_run],),
+        ).fetchall()
+    }
+    assert rows[limited_run] == ("default/limited_first.only:c1", 1, 7, 2)
+    assert rows[plain_run] == (None, None, 0, 4)
+    # A plain step's options tuned in place apply to the next run's task.
+    conn.execute(
+        "UPDATE charter.flow_steps SET opt_max_attempts = 9 WHERE slug = 'only' AND version_id ="
+        " (SELECT current_version_id FROM charter.workflows WHERE slug = 'plain_first')"
+    )
+    tuned = start(conn, "plain_first", {"n": 2})
+    assert conn.execute(
+        "SELECT max_attempts FROM charter.tasks WHERE run_id = %s", (tuned,)
+    ).fetchone() == (9,)

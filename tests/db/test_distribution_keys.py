@@ -11,6 +11,7 @@ REFERENCE = {
     "workflow_versions",
     "flow_steps",
     "flow_step_deps",
+    "flow_version_facts",
     "workflow_version_parents",
     "schema_migrations",
 }

@@ -9,23 +9,13 @@ CREATE OR REPLACE FUNCTION charter._keeps_readiness(p_version_id text)
 RETURNS boolean
 LANGUAGE plpgsql
 STABLE
--- PL/pgSQL keeps its plan for the session; a SQL function with a FROM clause is not inlined
--- and was planned again on every call (a quarter of a millisecond, several times a run).
--- No SET clause: it runs with its callers' empty search path.
+-- Worked out once per version when its steps were written (flow_version_facts); a version
+-- without steps keeps them. PL/pgSQL keeps its plan for the session; no SET clause: it runs
+-- with its callers' empty search path.
 AS $$
 BEGIN
-    RETURN (SELECT coalesce(NOT (
-               bool_and(s.step_type = 'single' AND s.config IS NULL)
-               AND (SELECT count(*) FROM charter.flow_step_deps AS d
-                     WHERE d.version_id = p_version_id) = count(*) - 1
-               AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
-                                WHERE d.version_id = p_version_id
-                                GROUP BY d.step_slug HAVING count(*) > 1)
-               AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
-                                WHERE d.version_id = p_version_id
-                                GROUP BY d.dep_slug HAVING count(*) > 1)), true)
-              FROM charter.flow_steps AS s
-             WHERE s.version_id = p_version_id);
+    RETURN coalesce((SELECT f.keeps_readiness FROM charter.flow_version_facts AS f
+                      WHERE f.version_id = p_version_id), true);
 END;
 $$;
 
@@ -48,7 +38,7 @@ BEGIN
         RETURN QUERY SELECT s.* FROM charter.step_states AS s
                       WHERE s.run_id = p_run.id AND s.org_id = p_run.org_id;
     ELSIF p_run.status = 'completed'
-          OR (SELECT count(*) FROM charter.flow_steps AS f WHERE f.version_id = p_run.version_id) = 1 THEN
+          OR (SELECT f.step_count FROM charter.flow_version_facts AS f WHERE f.version_id = p_run.version_id) = 1 THEN
         RETURN QUERY
         SELECT p_run.id, x.slug, p_run.org_id, x.status, x.required, x.arrivals, x.initial_tasks,
                x.remaining_tasks, NULL::timestamptz,
