@@ -15,8 +15,21 @@ DECLARE
     v_keeps     boolean;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
-    -- A chain's run keeps no readiness rows: each arrival is its node's only one.
+    -- A chain's run keeps no readiness rows: each arrival is its node's only one, so the
+    -- step's one dependent is ready with it, and with none the run is complete.
     v_keeps := charter._keeps_readiness(v_run.version_id);
+    IF NOT v_keeps THEN
+        SELECT d.step_slug INTO v_target FROM charter.flow_step_deps AS d
+         WHERE d.version_id = v_run.version_id AND d.dep_slug = p_step_slug;
+        IF NOT FOUND THEN
+            PERFORM charter._run_completed(v_run, jsonb_build_object(p_step_slug, p_output));
+            RETURN;
+        END IF;
+        INSERT INTO charter.inbox (run_id, target_step, source_step, org_id, value)
+        VALUES (p_run_id, v_target, p_step_slug, p_org_id, p_output);
+        PERFORM charter._start_step(p_run_id, p_org_id, v_target, p_output);
+        RETURN;
+    END IF;
     UPDATE charter.step_states
        SET status = 'completed', remaining_tasks = 0, completed_at = now()
      WHERE run_id = p_run_id AND step_slug = p_step_slug AND org_id = p_org_id AND v_keeps;
@@ -53,21 +66,31 @@ BEGIN
         END IF;
         CONTINUE WHEN v_arrivals < v_required;
         IF v_target = '$end' THEN
-            UPDATE charter.runs
-               SET status = 'completed', finished_at = now(), updated_at = now(),
-                   output = CASE WHEN v_required = 1 THEN jsonb_build_object(p_step_slug, p_output)
-                                 ELSE (SELECT jsonb_object_agg(i.source_step, i.value)
-                                         FROM charter.inbox AS i
-                                        WHERE i.run_id = p_run_id AND i.target_step = '$end'
-                                          AND i.org_id = p_org_id) END
-             WHERE id = p_run_id AND org_id = p_org_id AND status = 'running';
-            PERFORM pg_notify('charter_runs', p_run_id);
-            IF v_run.parent_run_id IS NOT NULL THEN
-                PERFORM charter._wake_parent(v_run);
-            END IF;
+            PERFORM charter._run_completed(v_run, CASE WHEN v_required = 1 THEN jsonb_build_object(p_step_slug, p_output)
+                                                       ELSE (SELECT jsonb_object_agg(i.source_step, i.value)
+                                                               FROM charter.inbox AS i
+                                                              WHERE i.run_id = p_run_id AND i.target_step = '$end'
+                                                                AND i.org_id = p_org_id) END);
         ELSE
             PERFORM charter._start_step(p_run_id, p_org_id, v_target, p_output);
         END IF;
     END LOOP;
+END;
+$$;
+
+-- A run whose $end heard from its last step: completed with p_output (its last steps'
+-- outputs by name), announced, and its parent woken (a child run).
+CREATE OR REPLACE FUNCTION charter._run_completed(p_run charter.runs, p_output jsonb)
+RETURNS void
+LANGUAGE plpgsql
+AS $$  -- no SET clause (it costs every call): it runs with _complete_step's empty search path
+BEGIN
+    UPDATE charter.runs
+       SET status = 'completed', finished_at = now(), updated_at = now(), output = p_output
+     WHERE id = p_run.id AND org_id = p_run.org_id AND status = 'running';
+    PERFORM pg_notify('charter_runs', p_run.id);
+    IF p_run.parent_run_id IS NOT NULL THEN
+        PERFORM charter._wake_parent(p_run);
+    END IF;
 END;
 $$;
