@@ -139,12 +139,16 @@ def _start_runs(url: str, flow: str, runs: int) -> None:
         conn.execute("VACUUM ANALYZE charter.tasks")
 
 
-def _workers(url: str, count: int, concurrency: int) -> list[subprocess.Popen[bytes]]:
+def _workers(
+    url: str, count: int, concurrency: int, src: Path | None = None
+) -> list[subprocess.Popen[bytes]]:
+    """``count`` worker processes of the benchmark's flows; ``src``: charter's code from
+    that folder instead of the installed one."""
     env = {
         **os.environ,
         "CHARTER_DATABASE_URL": url,
         "CHARTER_MODE": "production",
-        "PYTHONPATH": str(HERE),
+        "PYTHONPATH": os.pathsep.join([*([str(src)] if src else []), str(HERE)]),
     }
     return [
         subprocess.Popen(

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_flows  # noqa: E402
-from bench import _admin_url, _fresh_database  # noqa: E402
+from bench import _admin_url, _fresh_database, _workers  # noqa: E402
 
 from charter import Client  # noqa: E402
 
@@ -86,21 +86,12 @@ def main() -> int:
     return 0
 
 
-def _env(src: Path, url: str | None = None) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE}", "CHARTER_MODE": "production"}
-    if url:
-        env["CHARTER_DATABASE_URL"] = url
-    return env
+def _env(src: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE}"}
 
 
 def _round(url: str, src: Path, runs: int) -> tuple[float, float]:
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "charter", "worker", "bench_flows", "--concurrency", "8"],
-        cwd=HERE,
-        env=_env(src, url),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    [worker] = _workers(url, 1, 8, src)
     try:
         with Client(url, migrate=False) as client:
             client.wait(client.start(bench_flows.one_step.slug, {}), timeout=60)  # warm up
