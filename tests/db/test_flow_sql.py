@@ -300,6 +300,8 @@ def test_deploy_publishes_a_new_version_and_keeps_the_old_one(conn):
         "DELETE FROM charter.flow_steps WHERE slug = 'report'",
         "UPDATE charter.flow_step_deps SET dep_slug = 'fetch' WHERE dep_slug = 'score'",
         "DELETE FROM charter.flow_step_deps",
+        "UPDATE charter.flow_version_facts SET keeps_readiness = NOT keeps_readiness",
+        "DELETE FROM charter.flow_version_facts",
     ],
 )
 def test_wf04_published_versions_are_immutable(conn, statement):
