@@ -146,16 +146,14 @@ BEGIN
                                   'status', v_existing.status, 'versionId', v_existing.version_id);
     END IF;
 
-    -- A chain of plain steps keeps no readiness rows (see _keeps_readiness).
+    -- A chain of plain steps keeps no readiness rows (see _keeps_readiness). Its one root,
+    -- when it is a plain step without limits (its options may be tuned, so they are read
+    -- here), gets its task in one statement: what _start_step would write.
     IF coalesce(v_facts.keeps_readiness, true) THEN
         INSERT INTO charter.step_states (run_id, step_slug, org_id, required)
         SELECT v_run_id, s.slug, p_org_id, s.required
           FROM charter._step_requirements(v_version_id) AS s;
-    END IF;
-
-    -- A chain's one root, when it is a plain step without limits (its options may be tuned,
-    -- so they are read here): its task in one statement, what _start_step would write.
-    IF NOT coalesce(v_facts.keeps_readiness, true) THEN
+    ELSE
         INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
                                    max_attempts, available_at, priority)
         SELECT p_org_id, v_run_id, p_flow_slug, v_version_id, s.slug, 0,

@@ -12,13 +12,11 @@ DECLARE
     v_target    text;
     v_arrivals  integer;
     v_required  integer;
-    v_keeps     boolean;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
     -- A chain's run keeps no readiness rows: each arrival is its node's only one, so the
     -- step's one dependent is ready with it, and with none the run is complete.
-    v_keeps := charter._keeps_readiness(v_run.version_id);
-    IF NOT v_keeps THEN
+    IF NOT charter._keeps_readiness(v_run.version_id) THEN
         SELECT d.step_slug INTO v_target FROM charter.flow_step_deps AS d
          WHERE d.version_id = v_run.version_id AND d.dep_slug = p_step_slug;
         IF NOT FOUND THEN
@@ -32,7 +30,7 @@ BEGIN
     END IF;
     UPDATE charter.step_states
        SET status = 'completed', remaining_tasks = 0, completed_at = now()
-     WHERE run_id = p_run_id AND step_slug = p_step_slug AND org_id = p_org_id AND v_keeps;
+     WHERE run_id = p_run_id AND step_slug = p_step_slug AND org_id = p_org_id;
 
     FOR v_target IN
         SELECT d.step_slug FROM charter.flow_step_deps AS d
@@ -49,12 +47,9 @@ BEGIN
                status = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN 'completed' ELSE status END,
                completed_at = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN now() ELSE completed_at END
          WHERE run_id = p_run_id AND step_slug = v_target AND org_id = p_org_id
-           AND arrivals < required AND v_keeps
+           AND arrivals < required
         RETURNING arrivals, required INTO v_arrivals, v_required;
-        IF NOT v_keeps THEN
-            v_arrivals := 1;
-            v_required := 1;
-        ELSIF NOT FOUND THEN
+        IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH009',
                 MESSAGE = format('Readiness overflow: step %L of run %L received more arrivals than it has dependencies', v_target, p_run_id),
                 HINT = 'This is a bug in charter; the transaction was rolled back and nothing changed.';
