@@ -262,10 +262,11 @@ def _latency(url: str, samples: int) -> tuple[float, float]:
     return statistics.median(gaps), gaps[int(len(gaps) * 0.95) - 1]
 
 
-def _start_to_finished(url: str, samples: int) -> tuple[float, float]:
+def _start_to_finished(url: str, samples: int, src: Path | None = None) -> tuple[float, float]:
     """What a caller waits: client.start() of a 1-step run until client.wait() returns it
-    finished, through the client's one listening connection."""
-    procs = _workers(url, 1, 8)
+    finished, through the client's one listening connection (a worker of ``src``'s code,
+    as _workers takes it)."""
+    procs = _workers(url, 1, 8, src)
     took: list[float] = []
     try:
         with Client(url, migrate=False) as client:

@@ -19,16 +19,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import bench_flows  # noqa: E402
-from bench import _admin_url, _fresh_database, _workers  # noqa: E402
-
-from charter import Client  # noqa: E402
+from bench import _admin_url, _fresh_database, _start_to_finished  # noqa: E402
 
 _SETUP = (
     "import sys, psycopg, bench_flows; from charter import migrate; "
@@ -68,7 +64,7 @@ def main() -> int:
             for round_ in range(args.rounds):
                 order = list(sides) if round_ % 2 == 0 else list(sides)[::-1]
                 for side in order:
-                    results[side].append(_round(urls[side], sides[side], args.runs))
+                    results[side].append(_start_to_finished(urls[side], args.runs, sides[side]))
             for side, figures in results.items():
                 p50s = " ".join(f"{p50:.2f}" for p50, _ in figures)
                 print(
@@ -88,23 +84,6 @@ def main() -> int:
 
 def _env(src: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE}"}
-
-
-def _round(url: str, src: Path, runs: int) -> tuple[float, float]:
-    [worker] = _workers(url, 1, 8, src)
-    try:
-        with Client(url, migrate=False) as client:
-            client.wait(client.start(bench_flows.one_step.slug, {}), timeout=60)  # warm up
-            took = []
-            for _ in range(runs):
-                began = time.perf_counter()
-                client.wait(client.start(bench_flows.one_step.slug, {}), timeout=60)
-                took.append((time.perf_counter() - began) * 1000)
-    finally:
-        worker.terminate()
-        worker.wait(30)
-    took.sort()
-    return statistics.median(took), took[int(len(took) * 0.95) - 1]
 
 
 if __name__ == "__main__":
