@@ -26,13 +26,16 @@ DECLARE
     v_state_node text;
     v_before  charter.workflow_instances := p_instance;
     v_applied jsonb;
+    v_relied  jsonb;
+    v_matched boolean;
 BEGIN
     SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_gate;
     IF p_user_transition IS NULL THEN
         v_from := p_document.state;
         -- The body's outcome picks the transition: its label or target state; else the
         -- gate's first transition from this state in the contract's order.
-        SELECT t->>'to', t->>'label' INTO v_to, v_label
+        SELECT t->>'to', t->>'label', coalesce(t->>'label' = v_state.outcome OR t->>'to' = v_state.outcome, false)
+          INTO v_to, v_label, v_matched
           FROM jsonb_array_elements(v_config->'transitions') WITH ORDINALITY AS x(t, n)
          WHERE t->>'from' = v_from
          ORDER BY coalesce(t->>'label' = v_state.outcome OR t->>'to' = v_state.outcome, false) DESC, x.n
@@ -43,7 +46,11 @@ BEGIN
                 HINT = 'The document left the state the body belongs to; check the definition''s slots.';
         END IF;
         v_actor := 'system';
-        -- WF-03: the approvals that carried the body here are consumed by this pass.
+        -- WF-03: the approvals that carried the body here hold for this very version (checked
+        -- here, in the gate's transaction, whatever order the engine saw things in), and are
+        -- consumed by this pass.
+        v_relied := charter._check_gate_approvals(p_instance, p_wf, p_document, p_gate,
+                                                  v_matched AND v_state.outcome IN ('reject', 'rejected'));
         v_applied := charter._consume_approvals(p_instance, p_document, p_gate);
         v_changed := charter.mutate(p_instance.org_id, v_config->>'gate', p_document.id, '{}'::jsonb, 'system',
             p_to => v_to, p_reason => format('passed by the workflow%s%s', coalesce(' (' || v_state.outcome || ')', ''),
@@ -90,7 +97,11 @@ BEGIN
         jsonb_build_object('transition', jsonb_build_object('gate', v_config->>'gate', 'from', v_from, 'to', v_to, 'label', v_label),
                            'passedBy', CASE WHEN p_user_transition IS NULL THEN 'workflow' ELSE 'user' END,
                            'appliedDecisions', v_applied,
-                           'documentVersion', p_instance.document_version),
+                           'documentVersion', p_instance.document_version)
+        -- The version the workflow moved, and the approval requests that pass relied on.
+        || CASE WHEN p_user_transition IS NULL
+                THEN jsonb_build_object('movedVersion', p_document.version, 'approvalRequests', v_relied)
+                ELSE '{}'::jsonb END,
         v_actor);
 END;
 $$;
@@ -319,7 +330,13 @@ BEGIN
                 'method', coalesce(v_config->>'method', 'POST'),
                 'headers', coalesce((SELECT jsonb_object_agg(k, charter._render(v #>> '{}', v_vars))
                                        FROM jsonb_each(coalesce(v_config->'headers', '{}'::jsonb)) AS h(k, v)), '{}'::jsonb),
-                'body', coalesce((SELECT jsonb_object_agg(k, charter._render_value(v, v_vars))
+                -- payloadTemplate values are compiled expressions, as an action's are. An
+                -- effective version stored before that rule keeps {…} text templates in
+                -- them: it renders them as it always did (_render_value).
+                'body', coalesce((SELECT jsonb_object_agg(k, CASE
+                                      WHEN jsonb_typeof(v) = 'object' AND v ? 'ast' AND jsonb_typeof(v->'expression') = 'string'
+                                      THEN coalesce(charter.eval_expr(v, v_vars)->'result', 'null'::jsonb)
+                                      ELSE charter._render_value(v, v_vars) END)
                                     FROM jsonb_each(coalesce(v_config->'payloadTemplate', '{}'::jsonb)) AS b(k, v)), '{}'::jsonb));
             v_effect := 'webhook';
         ELSE

@@ -284,7 +284,8 @@ END;
 $$;
 
 -- WF-05: the document changed under the instance. Outside a stable region the instance
--- simply goes on with the new version. Inside one: the amendment branch when the contract
+-- simply goes on with the new version. Inside one (or with the token at a gate whose body
+-- ran approvals or is a stable region, the gate not passed yet): the amendment branch when the contract
 -- has one from the document's state (a gate named amend, or a transition to a state named
 -- amended), passed by the workflow; otherwise the region's body restarts from its entry on
 -- the new version (its pending work voided with evidence, so approvals are asked again).
@@ -312,8 +313,12 @@ BEGIN
      WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id RETURNING * INTO p_instance;
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_region FROM charter.step_states AS s
      WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.status IN ('ready', 'running')
-       AND (p_wf->'stableRegionNodes' ? s.step_slug OR p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'approval')
-       AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] <> 'lifecycle_state';
+       AND (((p_wf->'stableRegionNodes' ? s.step_slug OR p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'approval')
+             AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] NOT IN ('lifecycle_state', 'lifecycle_gate'))
+            -- A gate its body reached and the workflow has not passed yet (WF-03): the body's
+            -- approvals were given on the old version, so the edit routes as one during it.
+            OR (s.status = 'ready' AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'lifecycle_gate'
+                AND charter._body_holds_gate(p_instance, p_wf, s.step_slug)));
     IF v_region IS NULL THEN
         RETURN;
     END IF;
@@ -350,9 +355,12 @@ BEGIN
          WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND NOT (s.step_slug = ANY (v_region))), v_reason);
     UPDATE charter.workflow_instances AS i SET epoch = i.epoch + 1 WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id
     RETURNING * INTO p_instance;
-    FOR v_slot IN SELECT DISTINCT 'sys:slot:' || (p_wf #>> ARRAY['slotMap', n]) || ':in' AS slot_in
+    FOR v_slot IN SELECT DISTINCT 'sys:slot:' || b.slot || ':in' AS slot_in
                     FROM unnest(v_region) AS n
-                   WHERE p_wf #>> ARRAY['slotMap', n] <> 'envelope' LOOP
+                   CROSS JOIN LATERAL unnest(CASE WHEN p_wf #>> ARRAY['nodes', n, 'type'] = 'lifecycle_gate'
+                                                  THEN charter._body_slots(p_wf, n)
+                                                  ELSE ARRAY[p_wf #>> ARRAY['slotMap', n]] END) AS b(slot)
+                   WHERE b.slot <> 'envelope' LOOP
         CONTINUE WHEN NOT (p_wf->'nodes' ? v_slot.slot_in);
         UPDATE charter.step_states AS s
            SET status = 'waiting', arrivals = 0, skipped_arrivals = 0, token = NULL, outcome = NULL,
