@@ -169,6 +169,15 @@ def for_sqlstate(sqlstate: str) -> type[CharterError] | None:
     return _BY_SQLSTATE.get(sqlstate)
 
 
+def with_code(error: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A failure as SQL records it (``sqlstate``, ``message``, ``node``…) with its stable
+    ``code`` too, from the class of its SQLSTATE (``CH051`` → ``APPROVERS_EMPTY``)."""
+    if not error or error.get("code") or not isinstance(error.get("sqlstate"), str):
+        return error
+    cls = for_sqlstate(error["sqlstate"])
+    return {**error, "code": cls.code} if cls else error
+
+
 def all_errors() -> list[type[CharterError]]:
     return sorted(_BY_CODE.values(), key=lambda cls: cls.code)
 

@@ -1,7 +1,8 @@
 """Who may approve (segregation of duties): the requester and the authors of the changes
 since the last approved version are never among a request's approvers, a delegation to one
-of them is not applied, nobody left is APPROVERS_EMPTY at once, and a chain's stages each
-keep their own deadline and their own deciders unless the chain allows the same approver."""
+of them is not applied, nobody left is APPROVERS_EMPTY at once (the instance's error, what
+it waits for, health), and a chain's stages each keep their own deadline and their own
+deciders unless the chain allows the same approver."""
 
 from __future__ import annotations
 
@@ -118,9 +119,18 @@ def test_a_role_of_excluded_people_only_fails_at_once_with_approvers_empty(acme,
     acme.directory.put_user("fin2", roles=["finance"])
     doc = _opened(acme, "grant", creator="fin1", opener="fin2")  # an author and the requester
     workflow = doc.workflow
-    assert workflow.status == "failed" and workflow.error["sqlstate"] == "CH051"  # APPROVERS_EMPTY
+    assert workflow.status == "failed"
+    assert workflow.error["code"] == "APPROVERS_EMPTY"
     assert "fin1 (authored version 1), fin2 (requester)" in workflow.error["message"]
     assert acme.approvals.history(doc.id) == []  # no request anyone could never decide
+    [fix] = workflow.waiting_for
+    assert (fix.kind, fix.node, fix.detail["code"]) == (
+        "fix", "usr:slot:work:ok", "APPROVERS_EMPTY",
+    )  # fmt: skip
+    [failure] = acme.health.report().failures
+    assert (failure.run_id, failure.node, failure.code) == (
+        workflow.run_id, "usr:slot:work:ok", "APPROVERS_EMPTY",
+    )  # fmt: skip
 
 
 def _chain_people(client):
