@@ -328,3 +328,22 @@ def test_only_the_authors_since_the_last_approved_version_are_left_out(acme, eng
         acme.approvals.decide(second.id, "approved", actor="dave", entity_version=5)
     acme.approvals.decide(second.id, "approved", actor="alice", entity_version=5)
     assert docs.wait(doc.id, timeout=20).state == "done"
+
+
+def test_escalation_never_hands_a_request_to_its_requester(acme, engine):
+    _publish(acme, "claim", {"mode": "inline", "approvers": [{"user": "lead"}],
+                             "escalateAfter": "PT48H"})  # fmt: skip
+    acme.directory.put_user("author", roles=[])
+    acme.directory.put_user("head", roles=[])
+    acme.directory.put_user("asker", roles=[], manager="head")
+    acme.directory.put_user("lead", roles=[], manager="asker")  # the requester is lead's manager
+    doc = _opened(acme, "claim", creator="author", opener="asker")
+    request = _pending(acme, doc.id)
+    try:
+        acme.test_clock.advance(timedelta(hours=49))
+        acme.documents.wait(doc.id, timeout=20)
+    finally:
+        acme.test_clock.reset()
+    kept = acme.approvals.get(request.id)
+    assert kept.approvers == ["lead"] and kept.escalated_at is None  # nobody else to go to
+    assert acme.approvals.inbox("asker") == []
