@@ -14,7 +14,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from charter.engine.runs import timestamp
-from charter.errors import ArgumentError
+from charter.errors import ApprovalChainInvalidError, ArgumentError
 from charter.operations import text_argument
 from charter.store import Call, Operation, first_json, json_rows
 
@@ -55,6 +55,9 @@ class ApprovalRequest:
     decisions: list[Decision] = field(default_factory=list)
     delegated: dict[str, Any] = field(default_factory=dict)  # approver -> delegate
     escalated_at: datetime | None = None
+    # Whom segregation of duties left out of the approvers, and why: "requester",
+    # "authored version 2", "decided stage 1".
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 def request(data: dict[str, Any]) -> ApprovalRequest:
@@ -76,6 +79,7 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
         voided_version=data.get("voidedVersion"),
         delegated=data.get("delegated") or {},
         escalated_at=timestamp(data.get("escalatedAt")),
+        excluded=data.get("excluded") or {},
         decisions=[
             Decision(
                 id=d["id"],
@@ -158,15 +162,26 @@ def history(org_id: str, document_id: str) -> Operation[list[ApprovalRequest]]:
     return [request(row) for row in rows]
 
 
-def define_chain(org_id: str, chain_id: str, stages: Any) -> Operation[dict[str, Any]]:
+def define_chain(
+    org_id: str, chain_id: str, stages: Any, allow_same_approver: Any = False
+) -> Operation[dict[str, Any]]:
+    """A new version of the org's chain. By default whoever decided a stage is left out of
+    the approvers of the chain's later stages; ``allow_same_approver=True`` (the chain's
+    ``allowSameApprover``) lets one person decide several."""
     if not isinstance(stages, list) or not stages:
         raise ArgumentError(
             "stages is a list of one or more stages: [{'approvers': [...], 'decision': 'any'}]"
+        )
+    if not isinstance(allow_same_approver, bool):
+        raise ApprovalChainInvalidError(
+            f"allow_same_approver is True or False, not {allow_same_approver!r:.40}: True lets "
+            "one person decide several stages of the chain"
         )
     params = {
         "org_id": org_id,
         "chain_id": text_argument(chain_id, "chain_id"),
         "stages": Jsonb(stages),
+        "allow_same_approver": allow_same_approver,
     }
     result: dict[str, Any] = yield Call("define_approval_chain", params, first_json)
     return result

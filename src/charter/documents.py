@@ -23,7 +23,7 @@ from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
 from charter.dsl.slots import OrgWorkflowDefinition
 from charter.engine.runs import timestamp
-from charter.errors import ArgumentError
+from charter.errors import ArgumentError, with_code
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
 from charter.store import Call, Operation, first_json, first_value, json_rows
@@ -33,7 +33,9 @@ from charter.store import Call, Operation, first_json, first_value, json_rows
 class Wait:
     """What an instance waits for at a node: kind ``transition`` (a person moves the
     document through a gate), ``approval``, ``event``, ``timer``, ``delivery`` (a side
-    effect) or ``task`` (a Python action), with detail (gates, event key, due time…)."""
+    effect) or ``task`` (a Python action), with detail (gates, event key, due time…); a
+    failed instance waits for a ``fix`` at the node that failed, its error (``code``,
+    ``message``, ``hint``) the detail."""
 
     kind: str
     node: str
@@ -59,6 +61,11 @@ class DocumentWorkflow:
     completed_at: datetime | None = None
 
 
+def _detail(kind: str, detail: dict[str, Any]) -> dict[str, Any]:
+    # A failed instance's fix carries its error: with the error's stable code.
+    return (with_code(detail) or {}) if kind == "fix" else detail
+
+
 def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
     if data is None:
         return None
@@ -67,14 +74,15 @@ def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
         status=data.get("status"),
         current_nodes=list(data.get("currentNodes") or []),
         waiting_for=[
-            Wait(w["kind"], w["node"], w.get("detail") or {}) for w in data.get("waitingFor") or []
+            Wait(w["kind"], w["node"], _detail(w["kind"], w.get("detail") or {}))
+            for w in data.get("waitingFor") or []
         ],
         runnable=bool(data.get("runnable")),
         version_id=data.get("versionId"),
         workflow=data.get("workflow"),
         document_version=data.get("documentVersion"),
         context=data.get("context") or {},
-        error=data.get("error"),
+        error=with_code(data.get("error")),
         cancel_reason=data.get("cancelReason"),
         started_at=timestamp(data.get("startedAt")),
         completed_at=timestamp(data.get("completedAt")),

@@ -57,6 +57,7 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
             await client.definitions.publish(contract, definition)
         for user, roles in (
             ("clerk", ["ap_clerk"]),
+            ("reviewer", ["ap_clerk"]),  # approves what the clerk submits
             ("sales", ["sales"]),
             ("warehouse", ["warehouse"]),
             ("boss", ["logistics_manager", "franchise_ops"]),

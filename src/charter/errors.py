@@ -79,8 +79,8 @@ The tree::
     ├── ScheduleInvalidError          SCHEDULE_INVALID (name, cron, time zone, target, policy)
     ├── ApprovalError                 APPROVAL_ERROR: a decision or chain was refused:
     │   └── ApprovalVersionStaleError, ApprovalNotApproverError, ApprovalAlreadyDecidedError,
-    │       ApprovalClosedError, ApprovalSelfApprovalError, ApprovalNotFoundError,
-    │       ApprovalChainInvalidError                                 APPROVAL_<RULE>
+    │       ApprovalClosedError, ApprovalSelfApprovalError, ApprovalApproverExcludedError,
+    │       ApprovalNotFoundError, ApprovalChainInvalidError          APPROVAL_<RULE>
     ├── SideEffectInvalidError        SIDE_EFFECT_INVALID (a webhook, task or email to enqueue)
     ├── DeadLetterNotFoundError       DEAD_LETTER_NOT_FOUND (retry/drop of a non-dead letter)
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
@@ -167,6 +167,15 @@ def for_code(code: str) -> type[CharterError] | None:
 def for_sqlstate(sqlstate: str) -> type[CharterError] | None:
     """The class SQL raises with this SQLSTATE, or None."""
     return _BY_SQLSTATE.get(sqlstate)
+
+
+def with_code(error: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A failure as SQL records it (``sqlstate``, ``message``, ``node``…) with its stable
+    ``code`` too, from the class of its SQLSTATE (``CH051`` → ``APPROVERS_EMPTY``)."""
+    if not error or error.get("code") or not isinstance(error.get("sqlstate"), str):
+        return error
+    cls = for_sqlstate(error["sqlstate"])
+    return {**error, "code": cls.code} if cls else error
 
 
 def all_errors() -> list[type[CharterError]]:
@@ -689,7 +698,9 @@ class ApprovalError(CharterError, code="APPROVAL_ERROR"):
 
 
 class ApproversEmptyError(WorkflowRuntimeError, code="APPROVERS_EMPTY", sqlstate="CH051"):
-    """An approval's approvers resolve to nobody (or its chain is not defined)."""
+    """An approval's approvers resolve to nobody, or to nobody who may approve it (the
+    requester and the authors of the changes it covers never do), or its chain is not
+    defined."""
 
 
 class ApprovalVersionStaleError(ApprovalError, code="APPROVAL_VERSION_STALE", sqlstate="CH052"):
@@ -710,6 +721,13 @@ class ApprovalClosedError(ApprovalError, code="APPROVAL_CLOSED", sqlstate="CH055
 
 class ApprovalSelfApprovalError(ApprovalError, code="APPROVAL_SELF_APPROVAL", sqlstate="CH056"):
     """The requester may not approve their own request."""
+
+
+class ApprovalApproverExcludedError(
+    ApprovalError, code="APPROVAL_APPROVER_EXCLUDED", sqlstate="CH070"
+):
+    """Segregation of duties leaves the actor out of this request: they authored a change of
+    the document since its last approved version, or decided an earlier stage of its chain."""
 
 
 class ApprovalNotFoundError(ApprovalError, code="APPROVAL_NOT_FOUND", sqlstate="CH057"):

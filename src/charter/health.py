@@ -4,12 +4,12 @@ health page, ``/metrics`` and ``charter doctor`` show, the stuck detector and it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from charter.engine.runs import timestamp
-from charter.errors import ArgumentError
+from charter.errors import ArgumentError, with_code
 from charter.operations import text_argument
 from charter.store import Call, Operation, first_json, first_value, json_rows
 
@@ -36,6 +36,33 @@ def _stuck(data: dict[str, Any]) -> StuckInstance:
 
 
 @dataclass(frozen=True)
+class FailedInstance:
+    """A failed instance and why: the node it failed at and its error's code (e.g.
+    ``APPROVERS_EMPTY``: an approval nobody may decide)."""
+
+    run_id: str
+    document_id: str
+    entity_type: str
+    node: str | None
+    code: str | None
+    message: str | None
+    failed_at: datetime | None
+
+
+def _failed(data: dict[str, Any]) -> FailedInstance:
+    error = with_code({k: data.get(k) for k in ("code", "sqlstate")}) or {}
+    return FailedInstance(
+        run_id=data["runId"],
+        document_id=data["documentId"],
+        entity_type=data["entityType"],
+        node=data.get("node"),
+        code=error.get("code"),
+        message=data.get("message"),
+        failed_at=timestamp(data.get("failedAt")),
+    )
+
+
+@dataclass(frozen=True)
 class HealthReport:
     """One org's health: ``raw`` is the whole report as the database computed it."""
 
@@ -49,6 +76,7 @@ class HealthReport:
     stuck_minutes: int
     stuck: list[StuckInstance]
     raw: dict[str, Any]
+    failures: list[FailedInstance] = field(default_factory=list)  # the latest, newest first
 
 
 def _minutes(minutes: Any) -> int:
@@ -71,6 +99,7 @@ def health_report(org_id: str, minutes: int) -> Operation[HealthReport]:
         stuck_minutes=data["stuckMinutes"],
         stuck=[_stuck(s) for s in data["stuck"]],
         raw=data,
+        failures=[_failed(f) for f in data.get("failures") or []],
     )
 
 

@@ -261,10 +261,17 @@ class Approvals:
         return self._store.perform(op, connection)
 
     def define_chain(
-        self, chain_id: str, stages: list[dict[str, Any]], *, connection: Connection | None = None
+        self,
+        chain_id: str,
+        stages: list[dict[str, Any]],
+        *,
+        allow_same_approver: bool = False,
+        connection: Connection | None = None,
     ) -> dict[str, Any]:
-        """A new version of the org's approval chain (stages run in order)."""
-        return self._store.perform(approvals.define_chain(self._org, chain_id, stages), connection)
+        """A new version of the org's approval chain (stages run in order). Whoever decided a
+        stage is left out of the later stages' approvers unless ``allow_same_approver``."""
+        op = approvals.define_chain(self._org, chain_id, stages, allow_same_approver)
+        return self._store.perform(op, connection)
 
 
 class AsyncApprovals:
@@ -329,7 +336,8 @@ class AsyncApprovals:
         chain_id: str,
         stages: list[dict[str, Any]],
         *,
+        allow_same_approver: bool = False,
         connection: AsyncConnection | None = None,
     ) -> dict[str, Any]:
-        op = approvals.define_chain(self._org, chain_id, stages)
+        op = approvals.define_chain(self._org, chain_id, stages, allow_same_approver)
         return await self._store.perform(op, connection)

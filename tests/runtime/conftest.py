@@ -27,6 +27,8 @@ def acme(db_url, monkeypatch) -> Iterator[Client]:
             client.definitions.publish(contract)
             client.definitions.publish(contract, org)
         client.directory.put_user("clerk", roles=["ap_clerk"], email="clerk@example.com")
+        # Who approves what the clerk submits: a requester never approves their own request.
+        client.directory.put_user("reviewer", roles=["ap_clerk"], email="reviewer@example.com")
         client.directory.put_user("sales", roles=["sales"], email="sales@example.com")
         client.directory.put_user("wh", roles=["warehouse"], email="wh@example.com")
         client.directory.put_user(

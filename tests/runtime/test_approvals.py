@@ -47,7 +47,9 @@ def test_an_approval_on_the_pinned_version_passes_the_gate_and_is_consumed(revie
     client = reviewers
     waiting, request = _waiting_invoice(client)
     assert (request.entity_version, request.requester) == (2, "clerk")
-    assert request.approvers == ["clerk", "reviewer"]  # everyone with the role, fixed now
+    # Everyone with the role, fixed now, but the requester: who asked never approves.
+    assert request.approvers == ["reviewer"]
+    assert request.excluded == {"clerk": "requester"}
     assert [r.id for r in client.approvals.inbox("reviewer")] == [request.id]
     assert client.approvals.snapshot(request.id)["data"]["grand_total"] == 9000
     result = client.approvals.decide(
@@ -369,6 +371,6 @@ def test_a_pending_requests_approvers_do_not_move_with_the_directory(reviewers, 
     client.directory.put_user("newcomer", roles=["ap_clerk"])  # joins after the request
     client.directory.put_user("reviewer", roles=[])  # loses the role after it
     assert client.approvals.inbox("newcomer") == []
-    assert client.approvals.get(request.id).approvers == ["clerk", "reviewer"]
+    assert client.approvals.get(request.id).approvers == ["reviewer"]
     client.approvals.decide(request.id, "approved", actor="reviewer", entity_version=2)
     assert client.documents.wait(request.document_id, timeout=20).state == "active"

@@ -167,6 +167,11 @@ def doctor_command(
         f"instances: {report.instances['running']} running, {report.instances['failed']} failed"
     )
     out.print("p95 step latency (last hour): " + (f"{p95:.1f} ms" if p95 is not None else "n/a"))
+    for f in report.failures:
+        out.print(
+            f"  failed {f.run_id}  {escape(f.entity_type)} {escape(f.document_id)} at "
+            f"{escape(f.node or '?')}: [{escape(f.code or '?')}] {escape(f.message or '')}"
+        )
     if not report.stuck:
         out.print(f"no stuck instances (idle over {minutes} min with nothing pending)")
         return 0

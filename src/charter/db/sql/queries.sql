@@ -316,7 +316,7 @@ SELECT charter.get_approval(%(org_id)s, %(request_id)s, %(part)s);
 SELECT charter.approval_history(%(org_id)s, %(document_id)s);
 
 -- name: define_approval_chain
-SELECT charter.define_approval_chain(%(org_id)s, %(chain_id)s, %(stages)s::jsonb);
+SELECT charter.define_approval_chain(%(org_id)s, %(chain_id)s, %(stages)s::jsonb, %(allow_same_approver)s);
 
 -- name: delegate_approvals
 SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(starts_at)s, %(ends_at)s);

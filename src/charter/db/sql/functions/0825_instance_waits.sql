@@ -133,6 +133,11 @@ BEGIN
             v_output := jsonb_build_object('delivery', v_resume->'delivery');
         END IF;
     WHEN 'approval' THEN
+        IF v_resume ? 'error' THEN
+            -- A chain's next stage had nobody who may decide it (APPROVERS_EMPTY).
+            PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, v_resume->'error');
+            RETURN;
+        END IF;
         IF NOT (v_resume ? 'outcome') THEN
             -- Its escalateAfter passed undecided: escalate, and wait on.
             PERFORM charter._escalate_approval(v_instance, p_wait);

@@ -31,7 +31,7 @@ AS $$
 $$;
 
 -- A document's workflow instance (its latest), or null: run id, status, current nodes,
--- waits, error, and `runnable` — whether the engine still has something to do right now
+-- waits (a failed one: a fix, with its error), error, and `runnable` — whether the engine still has something to do right now
 -- (an unapplied event, a ready node, a due wait, a queued handler task).
 CREATE OR REPLACE FUNCTION charter.document_workflow(p_org_id text, p_document_id text)
 RETURNS jsonb
@@ -70,7 +70,11 @@ BEGIN
         'documentVersion', v_instance.document_version, 'currentNodes', to_jsonb(v_instance.current_nodes),
         'context', v_instance.context, 'error', v_instance.error, 'cancelReason', v_instance.cancel_reason,
         'startedAt', v_instance.started_at, 'completedAt', v_instance.completed_at,
+        -- A failed instance waits for a fix: someone removes the cause its error names (say, an
+        -- approval nobody may decide: APPROVERS_EMPTY) and retries it (retry_run).
         'waitingFor', CASE WHEN v_instance.status IN ('running', 'paused') THEN charter._waiting_for(v_instance.id, v_instance.org_id, v_wf)
+                           WHEN v_instance.status = 'failed' AND v_instance.error IS NOT NULL THEN jsonb_build_array(jsonb_build_object(
+                               'kind', 'fix', 'node', coalesce(v_instance.error->>'node', '$instance'), 'detail', v_instance.error))
                            ELSE '[]'::jsonb END,
         'pendingEvents', v_pending,
         'runnable', v_pending OR v_instance.status = 'running' AND (

@@ -70,8 +70,9 @@ $$;
 
 -- client.approvals.decide: one decision of one approver on the exact version the request is
 -- pinned to. Refused (and nothing written) when the request is unknown, closed, the actor is
--- not its approver or is its requester, decided already, or the version is not the pinned one
--- or the document moved on. Under the document's lock, so concurrent decisions serialize and
+-- not its approver, is its requester or someone else segregation of duties leaves out
+-- (_approval_exclusions), decided already, or the version is not the pinned one or the
+-- document moved on. Under the document's lock, so concurrent decisions serialize and
 -- the request closes once.
 CREATE OR REPLACE FUNCTION charter.decide_approval(
     p_org_id text, p_request_id text, p_decision text, p_actor text, p_entity_version integer,
@@ -90,6 +91,11 @@ DECLARE
     v_instance charter.workflow_instances;
     v_document charter.documents;
     v_next     charter.approval_requests;
+    v_excluded jsonb;
+    v_stage    integer;
+    v_message  text;
+    v_hint     text;
+    v_error    jsonb;
 BEGIN
     IF p_decision IS NULL OR p_decision NOT IN ('approved', 'rejected', 'abstained') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH057',
@@ -132,6 +138,23 @@ BEGIN
             MESSAGE = format('%s asked for this approval and may not approve it', p_actor),
             HINT = 'Another approver decides.';
     END IF;
+    -- The second line of defence: whoever segregation of duties leaves out of this request now
+    -- (an author of the changes it covers, an earlier stage's decider) may not decide it, even
+    -- were they among its approvers.
+    v_excluded := charter._approval_exclusions(v_org, v_request.document_id, v_request.entity_version,
+        v_request.requester, v_request.run_id, v_request.node_id, v_request.token, v_request.config);
+    IF v_excluded ? p_actor THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH070',
+            MESSAGE = CASE WHEN v_excluded->>p_actor LIKE 'decided%'
+                THEN format('%s %s of chain %s and may not decide stage %s of it too (request %L)', p_actor,
+                            v_excluded->>p_actor, v_request.config->>'chainId', (v_request.config->>'stage')::integer + 1,
+                            p_request_id)
+                ELSE format('%s %s of document %L, a change since its last approved version, and may not approve it (request %L)',
+                            p_actor, v_excluded->>p_actor, v_request.document_id, p_request_id) END,
+            HINT = CASE WHEN v_excluded->>p_actor LIKE 'decided%'
+                THEN 'Another approver decides; a chain defined with allowSameApprover lets one person decide several stages.'
+                ELSE 'Another approver decides: nobody approves their own changes.' END;
+    END IF;
     IF NOT (p_actor = ANY (v_request.approvers)) THEN
         RAISE EXCEPTION USING ERRCODE = 'CH053',
             MESSAGE = format('%L is not an approver of request %L (its approvers: %s)', p_actor, p_request_id,
@@ -155,17 +178,35 @@ BEGIN
     END IF;
     IF v_outcome = 'approved' AND v_request.config ? 'stages'
        AND (v_request.config->>'stage')::integer + 1 < jsonb_array_length(v_request.config->'stages') THEN
-        -- A chain: the next stage asks its approvers, on the same version.
+        -- A chain: the next stage asks its approvers, on the same version; its escalation
+        -- deadline counts from now, when it opens.
+        v_stage := (v_request.config->>'stage')::integer + 1;
         SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = v_request.run_id AND i.org_id = v_request.org_id;
         SELECT * INTO v_document FROM charter.documents AS d WHERE d.org_id = v_org AND d.id = v_request.document_id;
-        v_next := charter._open_request(v_instance, v_document, v_request.node_id, v_request.token,
-            (v_request.config->'stages'->((v_request.config->>'stage')::integer + 1))
-              || (v_request.config - '{approvers,decision}'::text[])
-              || jsonb_build_object('stage', (v_request.config->>'stage')::integer + 1),
-            charter._instance_vars(v_instance, v_document));
+        BEGIN
+            v_next := charter._open_request(v_instance, v_document, v_request.node_id, v_request.token,
+                (v_request.config->'stages'->v_stage)
+                  || (v_request.config - '{approvers,decision}'::text[])
+                  || jsonb_build_object('stage', v_stage),
+                charter._instance_vars(v_instance, v_document));
+        EXCEPTION WHEN SQLSTATE 'CH051' THEN
+            -- Nobody may decide the next stage: the decision stands, and the instance fails at
+            -- once with APPROVERS_EMPTY (the worker resumes the wait with the error).
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_hint = PG_EXCEPTION_HINT;
+            v_error := jsonb_build_object('code', 'APPROVERS_EMPTY', 'sqlstate', 'CH051', 'message', v_message,
+                                          'hint', v_hint, 'node', v_request.node_id, 'stage', v_stage);
+            UPDATE charter.instance_waits AS w
+               SET resume = jsonb_build_object('error', v_error), due_at = now()
+             WHERE w.run_id = v_request.run_id AND w.org_id = v_request.org_id AND w.node_id = v_request.node_id
+               AND w.kind = 'approval';
+            PERFORM pg_notify('charter_events', v_org);
+            RETURN jsonb_build_object('decisionId', v_decision.id, 'requestId', p_request_id, 'decision', p_decision,
+                                      'requestStatus', v_outcome, 'entityVersion', p_entity_version, 'error', v_error);
+        END;
         UPDATE charter.instance_waits AS w
-           SET detail = w.detail || jsonb_build_object('requestId', v_next.id, 'stage', (v_request.config->>'stage')::integer + 1,
-                                                       'approvers', to_jsonb(v_next.approvers))
+           SET detail = (w.detail - 'escalated')
+                        || jsonb_build_object('requestId', v_next.id, 'stage', v_stage, 'approvers', to_jsonb(v_next.approvers)),
+               due_at = charter._now() + (w.detail->>'escalateAfter')::interval
          WHERE w.run_id = v_request.run_id AND w.org_id = v_request.org_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
         RETURN jsonb_build_object('decisionId', v_decision.id, 'requestId', p_request_id, 'decision', p_decision,
                                   'requestStatus', v_outcome, 'entityVersion', p_entity_version, 'nextRequestId', v_next.id);
@@ -240,7 +281,7 @@ AS $$
         'decision', p_request.decision, 'requester', p_request.requester, 'since', p_request.created_at,
         'closedAt', p_request.closed_at, 'reason', p_request.outcome_reason,
         'voidedVersion', p_request.voided_version, 'delegated', p_request.delegated,
-        'escalatedAt', p_request.escalated_at,
+        'escalatedAt', p_request.escalated_at, 'excluded', p_request.excluded,
         'entityType', (SELECT d.entity_type FROM charter.documents AS d
                         WHERE d.org_id = p_request.org_id AND d.id = p_request.document_id),
         'decisions', coalesce((SELECT jsonb_agg(jsonb_build_object(
@@ -318,49 +359,91 @@ AS $$
 $$;
 
 -- client.approvals.define_chain: a new version of the org's chain (unchanged when the stages
--- are the latest version's). Each stage: {"approvers": [...], "decision": "any" | "all"}.
-CREATE OR REPLACE FUNCTION charter.define_approval_chain(p_org_id text, p_chain_id text, p_stages jsonb)
+-- and the option are the latest version's). Each stage: {"approvers": [...], "decision":
+-- "any" | "all"}; each approver one of {"user": ID}, {"role": NAME}, {"rule": EXPR},
+-- {"managerOf": "requester"}. p_allow_same_approver (allowSameApprover) lets one person
+-- decide several stages of one run of the chain; by default whoever decided a stage is left
+-- out of the later ones. Bad input is refused naming the stage and what is wrong with it.
+CREATE OR REPLACE FUNCTION charter.define_approval_chain(
+    p_org_id text, p_chain_id text, p_stages jsonb, p_allow_same_approver boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
-    v_org    text := charter._acting_org(p_org_id);
-    v_latest charter.approval_chains;
-    v_stage  jsonb;
+    v_org     text := charter._acting_org(p_org_id);
+    v_latest  charter.approval_chains;
+    v_stage   jsonb;
+    v_n       integer := 0;
+    v_problem text;
+    v_example text := '{"approvers": [{"role": "manager"}], "decision": "any"}';
 BEGIN
     IF p_chain_id IS NULL OR p_chain_id !~ '^[A-Za-z0-9_.:-]{1,200}$' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH058', MESSAGE = format('%L is not a chain id', p_chain_id),
             HINT = 'Use 1 to 200 letters, digits, _ . : -, e.g. ap-standard.';
     END IF;
     IF jsonb_typeof(p_stages) IS DISTINCT FROM 'array' OR jsonb_array_length(p_stages) = 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH058', MESSAGE = 'A chain needs a list of one or more stages',
-            HINT = 'stages=[{"approvers": [{"role": "manager"}], "decision": "any"}, ...]';
+        RAISE EXCEPTION USING ERRCODE = 'CH058',
+            MESSAGE = format('Chain %s needs a list of one or more stages, not %s', p_chain_id, coalesce(p_stages::text, 'null')),
+            HINT = format('stages=[%s, ...]', v_example);
+    END IF;
+    IF p_allow_same_approver IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH058',
+            MESSAGE = format('Chain %s: allowSameApprover is true or false, not null', p_chain_id),
+            HINT = 'Leave it out (false: whoever decided a stage is left out of the later ones) or pass true.';
     END IF;
     FOR v_stage IN SELECT s FROM jsonb_array_elements(p_stages) AS s LOOP
-        IF jsonb_typeof(v_stage->'approvers') IS DISTINCT FROM 'array' OR jsonb_array_length(v_stage->'approvers') = 0
-           OR coalesce(v_stage->>'decision', 'any') NOT IN ('any', 'all')
-           OR EXISTS (SELECT 1 FROM jsonb_array_elements(v_stage->'approvers') AS a
-                       WHERE jsonb_typeof(a) <> 'object' OR NOT (a ?| ARRAY['user', 'role', 'rule', 'managerOf'])) THEN
-            RAISE EXCEPTION USING ERRCODE = 'CH058', MESSAGE = format('Stage %s is not a chain stage', v_stage),
-                HINT = 'A stage has approvers ({"user"}, {"role"}, {"rule"}, {"managerOf": "requester"}) and decision any or all.';
+        v_n := v_n + 1;
+        v_problem := CASE
+            WHEN jsonb_typeof(v_stage) <> 'object' THEN 'is not an object'
+            WHEN EXISTS (SELECT 1 FROM jsonb_object_keys(v_stage) AS k WHERE k NOT IN ('approvers', 'decision')) THEN
+                format('has %s, which a stage does not take (it takes approvers and decision)',
+                       (SELECT string_agg(quote_literal(k), ', ' ORDER BY k) FROM jsonb_object_keys(v_stage) AS k
+                         WHERE k NOT IN ('approvers', 'decision')))
+            WHEN jsonb_typeof(v_stage->'approvers') IS DISTINCT FROM 'array' OR jsonb_array_length(v_stage->'approvers') = 0 THEN
+                'has no approvers (a non-empty list)'
+            WHEN v_stage ? 'decision' AND (jsonb_typeof(v_stage->'decision') <> 'string'
+                                           OR v_stage->>'decision' NOT IN ('any', 'all')) THEN
+                format('has decision %s, which is neither "any" nor "all"', v_stage->'decision')
+            ELSE (SELECT format('has approver %s, which is not one of {"user": ID}, {"role": NAME}, {"rule": EXPR}, '
+                                '{"managerOf": "requester"}', a)
+                    FROM jsonb_array_elements(v_stage->'approvers') AS a
+                   WHERE jsonb_typeof(a) <> 'object'
+                      OR (SELECT count(*) FROM jsonb_object_keys(a)) <> 1
+                      OR NOT (a ?| ARRAY['user', 'role', 'rule', 'managerOf'])
+                      OR ((a ? 'user' OR a ? 'role')
+                          AND (jsonb_typeof(coalesce(a->'user', a->'role')) <> 'string'
+                               OR coalesce(a->>'user', a->>'role') = ''))
+                      OR (a ? 'managerOf' AND a->>'managerOf' IS DISTINCT FROM 'requester')
+                   LIMIT 1) END;
+        IF v_problem IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'CH058',
+                MESSAGE = format('Stage %s of chain %s %s: %s', v_n, p_chain_id, v_problem, v_stage),
+                HINT = format('A stage looks like %s.', v_example);
         END IF;
     END LOOP;
     PERFORM pg_advisory_xact_lock(charter._lock_key('rule', format('chain:%s:%s', v_org, p_chain_id)));
     SELECT * INTO v_latest FROM charter.approval_chains AS c WHERE c.org_id = v_org AND c.chain_id = p_chain_id
      ORDER BY c.version DESC LIMIT 1;
-    IF FOUND AND v_latest.stages = p_stages THEN
-        RETURN jsonb_build_object('chainId', p_chain_id, 'version', v_latest.version, 'status', 'unchanged');
+    IF FOUND AND v_latest.stages = p_stages AND v_latest.allow_same_approver = p_allow_same_approver THEN
+        RETURN jsonb_build_object('chainId', p_chain_id, 'version', v_latest.version, 'status', 'unchanged',
+                                  'allowSameApprover', v_latest.allow_same_approver);
     END IF;
-    INSERT INTO charter.approval_chains (org_id, chain_id, version, stages)
-    VALUES (v_org, p_chain_id, coalesce(v_latest.version, 0) + 1, p_stages) RETURNING * INTO v_latest;
-    RETURN jsonb_build_object('chainId', p_chain_id, 'version', v_latest.version, 'status', 'stored');
+    INSERT INTO charter.approval_chains (org_id, chain_id, version, stages, allow_same_approver)
+    VALUES (v_org, p_chain_id, coalesce(v_latest.version, 0) + 1, p_stages, p_allow_same_approver)
+    RETURNING * INTO v_latest;
+    RETURN jsonb_build_object('chainId', p_chain_id, 'version', v_latest.version, 'status', 'stored',
+                              'allowSameApprover', v_latest.allow_same_approver);
 END;
 $$;
 
 -- Opens the request of one approval (an inline node, or one stage of a chain), pinned to the
--- document's current version, its approvers resolved now and fixed.
+-- document's current version, its approvers resolved now and fixed. Segregation of duties
+-- holds by construction: whoever _approval_exclusions leaves out (the requester, the authors
+-- of the changes since the last approved version, an earlier stage's decider) is not among
+-- the approvers, and a delegation to such a person is not applied (the approver keeps the
+-- request). The people left out are recorded with why. Nobody left → APPROVERS_EMPTY.
 CREATE OR REPLACE FUNCTION charter._open_request(
     p_instance charter.workflow_instances, p_document charter.documents, p_node text, p_token text,
     p_config jsonb, p_vars jsonb)
@@ -371,22 +454,50 @@ AS $$
 DECLARE
     v_request   charter.approval_requests;
     v_resolved  text[];
+    v_requester text;
+    v_excluded  jsonb;
+    v_kept      text[];
+    v_approvers text[];
     v_delegated jsonb;
 BEGIN
     v_resolved := charter._resolve_approvers(p_instance, p_node, p_config, p_vars);
-    -- Delegations in force now send a resolved approver's request to the delegate.
+    v_requester := charter._approval_requester(p_instance.org_id, p_document.id, p_document.version, p_instance.actor);
+    v_excluded := charter._approval_exclusions(p_instance.org_id, p_document.id, p_document.version, v_requester,
+                                               p_instance.id, p_node, p_token, p_config);
+    v_kept := ARRAY(SELECT a FROM unnest(v_resolved) AS a WHERE NOT v_excluded ? a ORDER BY a);
+    IF cardinality(v_kept) = 0 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH051',
+            MESSAGE = format('The approvers of %s%s on version %s of document %L resolve to %s, and none may approve it: %s',
+                             p_node, coalesce(format(' (stage %s of chain %s)', (p_config->>'stage')::integer + 1,
+                                                     p_config->>'chainId'), ''),
+                             p_document.version, p_document.id, array_to_string(v_resolved, ', '),
+                             (SELECT string_agg(format('%s (%s)', a, v_excluded->>a), ', ' ORDER BY a)
+                                FROM unnest(v_resolved) AS a)),
+            HINT = 'Nobody approves their own request or their own changes: give the approvers'' role to someone '
+                   'who neither asked for this approval nor changed the document since its last approval, '
+                   'then retry the instance.';
+    END IF;
+    -- Delegations in force now send a kept approver's request to the delegate, unless the
+    -- delegate is left out of this request.
     SELECT coalesce(jsonb_object_agg(a, g.to_user), '{}'::jsonb) INTO v_delegated
-      FROM unnest(v_resolved) AS a
+      FROM unnest(v_kept) AS a
       JOIN LATERAL (SELECT x.to_user FROM charter.approval_delegations AS x
                      WHERE x.org_id = p_instance.org_id AND x.from_user = a
                        AND x.starts_at <= charter._now() AND x.ends_at > charter._now()
-                     ORDER BY x.id DESC LIMIT 1) AS g ON true;
-    v_resolved := ARRAY(SELECT DISTINCT coalesce(v_delegated->>a, a) FROM unnest(v_resolved) AS a ORDER BY 1);
+                     ORDER BY x.id DESC LIMIT 1) AS g ON NOT v_excluded ? g.to_user;
+    v_approvers := ARRAY(SELECT DISTINCT coalesce(v_delegated->>a, a) FROM unnest(v_kept) AS a ORDER BY 1);
     INSERT INTO charter.approval_requests (org_id, run_id, node_id, token, document_id, entity_version,
-                                           snapshot_version, config, approvers, decision, requester, delegated)
+                                           snapshot_version, config, approvers, decision, requester, delegated,
+                                           excluded)
     VALUES (p_instance.org_id, p_instance.id, p_node, p_token, p_document.id, p_document.version,
-            p_document.version, p_config, v_resolved, coalesce(p_config->>'decision', 'any'), p_instance.actor,
-            v_delegated)
+            p_document.version, p_config, v_approvers, coalesce(p_config->>'decision', 'any'), v_requester,
+            v_delegated,
+            -- Who was left out that the approvers named, or a delegation would have reached.
+            coalesce((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(v_excluded) AS e
+                       WHERE e.key = ANY (v_resolved) OR EXISTS (
+                             SELECT 1 FROM charter.approval_delegations AS x
+                              WHERE x.org_id = p_instance.org_id AND x.to_user = e.key AND x.from_user = ANY (v_kept)
+                                AND x.starts_at <= charter._now() AND x.ends_at > charter._now())), '{}'::jsonb))
     RETURNING * INTO v_request;
     RETURN v_request;
 END;
@@ -417,7 +528,8 @@ BEGIN
         END IF;
         v_request := charter._open_request(p_instance, p_document, p_node, p_token,
             (v_chain.stages->0) || jsonb_build_object('chainId', v_chain.chain_id, 'chainVersion', v_chain.version,
-                                                      'stage', 0, 'stages', v_chain.stages), p_vars);
+                                                      'stage', 0, 'stages', v_chain.stages,
+                                                      'allowSameApprover', v_chain.allow_same_approver), p_vars);
         v_detail := jsonb_build_object('requestId', v_request.id, 'entityVersion', v_request.entity_version,
                                        'approvers', to_jsonb(v_request.approvers), 'chainId', v_chain.chain_id,
                                        'chainVersion', v_chain.version, 'stage', 0);
@@ -460,7 +572,10 @@ END;
 $$;
 
 -- escalateAfter passed with the request undecided: it goes to its approvers' managers
--- (recorded as escalated) and a notification tells them; the node waits on.
+-- (recorded as escalated) and a notification tells them; the node waits on. A manager whom
+-- segregation of duties leaves out of the request (its requester, an author of the changes
+-- it covers, an earlier stage's decider) is not among them; with nobody left it stays with
+-- its approvers.
 CREATE OR REPLACE FUNCTION charter._escalate_approval(p_instance charter.workflow_instances, p_wait charter.instance_waits)
 RETURNS void
 LANGUAGE plpgsql
@@ -469,15 +584,18 @@ AS $$
 DECLARE
     v_request  charter.approval_requests;
     v_managers text[];
+    v_excluded jsonb;
     v_key      text;
 BEGIN
     SELECT * INTO v_request FROM charter.approval_requests AS r
      WHERE r.id = p_wait.detail->>'requestId' AND r.org_id = p_wait.org_id AND r.status = 'pending'
        FOR UPDATE;
     IF FOUND AND v_request.escalated_at IS NULL THEN
+        v_excluded := charter._approval_exclusions(v_request.org_id, v_request.document_id, v_request.entity_version,
+            v_request.requester, v_request.run_id, v_request.node_id, v_request.token, v_request.config);
         v_managers := ARRAY(SELECT DISTINCT u.manager_id FROM charter.directory_users AS u
                              WHERE u.org_id = v_request.org_id AND u.user_id = ANY (v_request.approvers)
-                               AND u.manager_id IS NOT NULL ORDER BY 1);
+                               AND u.manager_id IS NOT NULL AND NOT v_excluded ? u.manager_id ORDER BY 1);
         IF cardinality(v_managers) > 0 THEN
             UPDATE charter.approval_requests
                SET approvers = v_managers, escalated_at = now(),
@@ -503,6 +621,7 @@ BEGIN
     -- The node waits on (without a deadline now).
     INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, detail)
     VALUES (p_wait.run_id, p_wait.node_id, p_wait.org_id, p_wait.token, 'approval', p_wait.entity_version,
-            p_wait.detail || jsonb_build_object('escalated', true, 'approvers', to_jsonb(v_managers)));
+            p_wait.detail || jsonb_build_object('escalated', true, 'approvers',
+                to_jsonb(CASE WHEN cardinality(v_managers) > 0 THEN v_managers ELSE v_request.approvers END)));
 END;
 $$;

@@ -90,6 +90,17 @@ AS $$
                               WHERE s.org_id = o.org AND s.finished_at > now() - interval '1 hour'
                                 AND s.started_at IS NOT NULL AND s.status = 'completed'
                                 AND s.step_slug NOT LIKE '$%'),
+        -- The latest failed instances (20), each with why: the node and its error, e.g. an
+        -- approval nobody may decide (APPROVERS_EMPTY, CH051). The index on (org, status,
+        -- updated_at) reads them newest first.
+        'failures', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                             'runId', f.id, 'documentId', f.document_id, 'entityType', f.entity_type,
+                             'node', f.error->>'node', 'code', f.error->>'code', 'sqlstate', f.error->>'sqlstate',
+                             'message', f.error->>'message', 'failedAt', f.completed_at)
+                             ORDER BY f.updated_at DESC, f.id), '[]'::jsonb)
+                       FROM (SELECT i.* FROM charter.workflow_instances AS i
+                              WHERE i.org_id = o.org AND i.status = 'failed'
+                              ORDER BY i.updated_at DESC LIMIT 20) AS f),
         'stuckMinutes', coalesce(p_stuck_minutes, 10),
         'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s))
       FROM (SELECT charter._acting_org(p_org_id) AS org) AS o

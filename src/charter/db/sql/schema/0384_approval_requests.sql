@@ -18,6 +18,7 @@ CREATE TABLE charter.approval_requests (
     voided_version   integer,
     delegated        jsonb       NOT NULL DEFAULT '{}',
     escalated_at     timestamptz,
+    excluded         jsonb       NOT NULL DEFAULT '{}',
     CONSTRAINT approval_requests_pkey PRIMARY KEY (id, org_id),
     CONSTRAINT approval_status_is_known
         CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'voided')),
