@@ -94,6 +94,8 @@ class Document:
     updated_at: datetime
     contract_version_id: str = ""
     trace_id: str | None = None  # of the mutation that returned it
+    # The document that amended this one: it no longer changes (DOCUMENT_AMENDED).
+    amended_by: str | None = None
     # Its workflow instance, as documents.get and documents.wait read it (None otherwise).
     workflow: DocumentWorkflow | None = None
 
@@ -145,6 +147,7 @@ def document(data: dict[str, Any]) -> Document:
         updated_at=datetime.fromisoformat(data["updatedAt"]),
         contract_version_id=data.get("contractVersionId", ""),
         trace_id=data.get("traceId"),
+        amended_by=data.get("amendedBy"),
         workflow=document_workflow(data.get("workflow")),
     )
 
