@@ -5,6 +5,7 @@ from before the amendment existed — never resumes the amendment, which waits o
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 
@@ -142,3 +143,23 @@ def test_a_document_amended_before_its_instance_began_never_gets_one(acme, db_ur
             time.sleep(0.05)
     # Its on_create was applied after the amendment: superseded, it never began.
     assert docs.get(original.id).workflow.run_id is None
+
+
+def test_a_schedule_passing_a_gate_leaves_amended_documents_alone(acme, db_url, sql):
+    acme.definitions.publish(_bill_contract())
+    docs = acme.documents
+    bills = [docs.create("bill", {"bill_no": f"B-{n}", "amount": n}, actor="clerk") for n in (4, 5)]
+    for bill in bills:
+        docs.transition(bill.id, "approve", actor="clerk")
+    amendment = docs.amend(bills[0].id, {"amount": 3}, actor="clerk")  # frozen at approved
+    acme.schedules.put("posting", "0 * * * *", entity_type="bill", action="post")
+    acme.test_clock.advance(timedelta(hours=2))
+    try:
+        assert sql("SELECT charter.fire_due_schedules(10)") == [(1,)]
+    finally:
+        acme.test_clock.reset()
+    [schedule] = [s for s in acme.schedules.list() if s.name == "posting"]
+    assert "error" not in schedule.last_result, schedule.last_result
+    assert schedule.last_result["documents"] == 1
+    assert [docs.get(b.id).state for b in bills] == ["approved", "posted"]
+    assert docs.get(amendment.id).state == "draft"
