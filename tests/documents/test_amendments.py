@@ -4,14 +4,15 @@ naming the amendment) — also when the change races the amendment."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import psycopg
 import pytest
 
-from charter import Client
+from charter import AsyncClient, Client
 from charter.documents import Document
-from charter.errors import DocumentAmendedError
+from charter.errors import DocumentAmendedError, DocumentNotFoundError
 
 from .conftest import counts, invoice_contract
 
@@ -186,3 +187,28 @@ def test_an_amendment_racing_changes_of_the_original_is_built_from_them_or_refus
     assert amendment.data == {**superseded.data, "note": "late"}
     for exc in refused:
         assert f"amended by '{amendment.id}'" in exc.message
+
+
+def test_the_async_client_amends_is_refused_and_names_an_events_document(acme, db_url):
+    original = _active(acme.documents)
+
+    async def scenario():
+        async with AsyncClient(db_url, org_id="acme") as client:
+            new = await client.documents.amend(original.id, {"grand_total": 5}, actor="u-1")
+            with pytest.raises(DocumentAmendedError, match=f"amended by '{new.id}'"):
+                await client.documents.mutate(
+                    original.id, "invoice.post", {"gl_batch": "B-1"}, actor="u-3"
+                )
+            sent = await client.events.send("payment:X", {}, document_id=original.id)
+            with pytest.raises(DocumentNotFoundError, match="names document 'nope'"):
+                await client.events.send("payment:X", {}, document_id="nope")
+            return new, sent
+
+    new, sent = asyncio.run(scenario())
+    assert (sent.status, sent.matched) == ("kept", 0)
+    with psycopg.connect(db_url) as conn:
+        [(named,)] = conn.execute(
+            "SELECT document_id FROM charter.inbound_events WHERE event_id = %s", (sent.event_id,)
+        ).fetchall()
+    assert named == original.id
+    assert acme.documents.get(original.id).amended_by == new.id
