@@ -212,3 +212,33 @@ def test_the_async_client_amends_is_refused_and_names_an_events_document(acme, d
         ).fetchall()
     assert named == original.id
     assert acme.documents.get(original.id).amended_by == new.id
+
+
+def test_racing_amendments_of_one_document_make_one_amendment(acme, db_url):
+    original = _active(acme.documents)
+    racers = 5
+    start = threading.Barrier(racers)
+    made: list[Document] = []
+    refused: list[DocumentAmendedError] = []
+
+    def amend(n: int) -> None:
+        with Client(db_url, org_id="acme") as client:
+            start.wait()
+            try:
+                made.append(client.documents.amend(original.id, {"grand_total": n}, actor="u-1"))
+            except DocumentAmendedError as exc:
+                refused.append(exc)
+
+    threads = [threading.Thread(target=amend, args=(n,)) for n in range(racers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    [winner] = made
+    assert len(refused) == racers - 1
+    assert all(f"amended by '{winner.id}'" in exc.message for exc in refused)
+    with psycopg.connect(db_url) as conn:
+        amendments = conn.execute(
+            "SELECT id FROM charter.documents WHERE amended_from = %s", (original.id,)
+        ).fetchall()
+    assert amendments == [(winner.id,)]
