@@ -109,7 +109,9 @@ class AuditEntry:
     via: str  # api | workflow | system
     at: datetime
     reason: str | None
-    changes: dict[str, Any]  # {field: {"from", "to"}}; "$state" for a transition
+    # {field: {"from", "to"}}; "$state" for a transition; "$amendedFrom" / "$amendedBy"
+    # (and "$frozen") on an amendment's rows
+    changes: dict[str, Any]
     trace_id: str
 
 
