@@ -102,6 +102,8 @@ class Document:
     updated_at: datetime
     contract_version_id: str = ""
     trace_id: str | None = None  # of the mutation that returned it
+    # The document that amended this one: it no longer changes (DOCUMENT_AMENDED).
+    amended_by: str | None = None
     # Its workflow instance, as documents.get and documents.wait read it (None otherwise).
     workflow: DocumentWorkflow | None = None
 
@@ -115,7 +117,9 @@ class AuditEntry:
     via: str  # api | workflow | system
     at: datetime
     reason: str | None
-    changes: dict[str, Any]  # {field: {"from", "to"}}; "$state" for a transition
+    # {field: {"from", "to"}}; "$state" for a transition; "$amendedFrom" / "$amendedBy"
+    # (and "$frozen") on an amendment's rows
+    changes: dict[str, Any]
     trace_id: str
 
 
@@ -153,6 +157,7 @@ def document(data: dict[str, Any]) -> Document:
         updated_at=datetime.fromisoformat(data["updatedAt"]),
         contract_version_id=data.get("contractVersionId", ""),
         trace_id=data.get("traceId"),
+        amended_by=data.get("amendedBy"),
         workflow=document_workflow(data.get("workflow")),
     )
 

@@ -64,6 +64,7 @@ The tree::
     │   ├── OrgMismatchError              ORG_MISMATCH (two orgs in one transaction)
     │   ├── DefinitionNotFoundError       DEFINITION_NOT_FOUND
     │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
+    │   ├── DocumentAmendedError          DOCUMENT_AMENDED (superseded: work on its amendment)
     │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
     ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
     │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
@@ -641,6 +642,10 @@ class DefinitionNotFoundError(DocumentError, code="DEFINITION_NOT_FOUND", sqlsta
 
 class WorkflowGatePendingError(DocumentError, code="WORKFLOW_GATE_PENDING", sqlstate="CH041"):
     """The gate is passed by the document's workflow when its body finishes, not by a user."""
+
+
+class DocumentAmendedError(DocumentError, code="DOCUMENT_AMENDED", sqlstate="CH075"):
+    """The document was amended: it no longer changes; the message names its amendment."""
 
 
 class WorkflowRuntimeError(CharterError, code="WORKFLOW_RUNTIME_ERROR"):

@@ -33,12 +33,19 @@ class Events:
         payload: Any = None,
         event_id: str | None = None,
         *,
+        document_id: str | None = None,
         connection: Connection | None = None,
     ) -> SentEvent:
         """Resume the instances and flow steps waiting on ``key`` with ``payload``; with none
         waiting the event is kept (7 days) for the first wait on its key. Sending the same
-        ``event_id`` again changes nothing (status ``duplicate``)."""
-        return self._store.perform(ops.send_event(self._org, key, payload, event_id), connection)
+        ``event_id`` again changes nothing (status ``duplicate``).
+
+        ``document_id`` names the document the event is for: only that document's waits take
+        it (now or kept), never another's on the same key — an amendment's, say, when the
+        event was for the original. Without it, a kept event is not taken by an amendment
+        made after it was sent."""
+        op = ops.send_event(self._org, key, payload, event_id, document_id)
+        return self._store.perform(op, connection)
 
 
 class AsyncEvents:
@@ -51,9 +58,10 @@ class AsyncEvents:
         payload: Any = None,
         event_id: str | None = None,
         *,
+        document_id: str | None = None,
         connection: AsyncConnection | None = None,
     ) -> SentEvent:
-        op = ops.send_event(self._org, key, payload, event_id)
+        op = ops.send_event(self._org, key, payload, event_id, document_id)
         return await self._store.perform(op, connection)
 
 

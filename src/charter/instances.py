@@ -62,13 +62,18 @@ class SentEvent:
 
 
 def send_event(
-    org_id: str, key: str, payload: Any = None, event_id: str | None = None
+    org_id: str,
+    key: str,
+    payload: Any = None,
+    event_id: str | None = None,
+    document_id: str | None = None,
 ) -> Operation[SentEvent]:
     params = {
         "org_id": org_id,
         "key": text_argument(key, "event key"),
         "payload": None if payload is None else json_text(payload, "event payload"),
         "event_id": None if event_id is None else text_argument(event_id, "event_id"),
+        "document_id": None if document_id is None else text_argument(document_id, "document_id"),
     }
     # With the caller's event id a resend is a duplicate, so it is safe to send again.
     call = Call(

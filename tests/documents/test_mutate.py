@@ -11,6 +11,7 @@ import pytest
 from charter import AsyncClient
 from charter.errors import (
     ActorUnknownError,
+    DocumentAmendedError,
     DocumentExistsError,
     DocumentInvalidError,
     DocumentNotFoundError,
@@ -163,7 +164,9 @@ def test_amending_a_locked_document_creates_a_new_one_pointing_to_it(acme, db_ur
     assert new.id != original.id and new.amended_from == original.id
     assert (new.version, new.state) == (1, "draft")
     assert new.data == {"grand_total": 90, "vendor_id": "v-7"}
-    assert docs.get(original.id).version == original.version  # the original is untouched
+    superseded = docs.get(original.id)  # its data untouched; the contract declares amended
+    assert (superseded.version, superseded.state) == (original.version + 1, "amended")
+    assert superseded.data == original.data and superseded.amended_by == new.id
     assert [e[0] for e in _events(db_url, original.id)][-1] == "on_amended"
     assert _events(db_url, new.id)[0][2]["amendedFrom"] == original.id
     assert docs.history(original.id)[-1].action == "amended"
@@ -253,7 +256,7 @@ def test_a_document_is_amended_once_and_an_amend_only_window_takes_the_edit(acme
     assert [e[0] for e in _events(db_url, submitted.id)][-1] == "on_amendment"
     active = docs.transition(active.id, "approve", actor="u-2", to="active")
     first = docs.amend(active.id, {"grand_total": 9}, actor="u-1")
-    with pytest.raises(LifecycleTransitionError, match=f"already amended by '{first.id}'"):
+    with pytest.raises(DocumentAmendedError, match=f"was amended by '{first.id}'"):
         docs.amend(active.id, {"grand_total": 8}, actor="u-1")
     assert docs.amend(first.id, {"grand_total": 8}, actor="u-1").id == first.id  # a draft
 

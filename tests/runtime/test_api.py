@@ -200,6 +200,21 @@ def test_inbound_events_are_verified_by_signature_and_idempotent(api, keys, acme
         "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": "sha256=00"}, content=body
     )
     assert forged.status_code == 401 and forged.json()["error"]["code"] == "SIGNATURE_INVALID"
+    # X-Document-Id: the event is for that document alone, here one that does not wait.
+    other = acme.documents.create("memo", {"code": "E1"}, actor="sales")
+    signed_headers = {**headers, "X-Charter-Signature": signed}
+    elsewhere = api.post(
+        "/api/events/memo:E1",
+        headers={**signed_headers, "X-Event-Id": "ev-0", "X-Document-Id": other.id},
+        content=body,
+    )
+    assert (elsewhere.status_code, elsewhere.json()["status"]) == (202, "kept")
+    unknown = api.post(
+        "/api/events/memo:E1",
+        headers={**signed_headers, "X-Event-Id": "ev-x", "X-Document-Id": "nope"},
+        content=body,
+    )
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "DOCUMENT_NOT_FOUND"
     first = api.post(
         "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": signed}, content=body
     )

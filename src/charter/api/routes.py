@@ -381,7 +381,8 @@ async def approval_diff(request: Request, who: Principal) -> Any:
 
 
 @api("POST", "/api/events/{key}", "An inbound event, signed with the org's webhook secret "
-     "(X-Charter-Signature: sha256=HMAC of the body); idempotent by X-Event-Id", "events",
+     "(X-Charter-Signature: sha256=HMAC of the body); idempotent by X-Event-Id; "
+     "X-Document-Id names the document it is for (only its waits take it)", "events",
      body={"type": "object"}, status=202)  # fmt: skip
 async def receive_event(request: Request, who: Principal) -> Any:
     raw = await request.body()
@@ -395,7 +396,10 @@ async def receive_event(request: Request, who: Principal) -> Any:
         )  # fmt: skip
     payload = await body_of(request)
     return await who.client.events.send(
-        request.path_params["key"], payload, event_id=request.headers.get("x-event-id")
+        request.path_params["key"],
+        payload,
+        event_id=request.headers.get("x-event-id"),
+        document_id=request.headers.get("x-document-id"),
     )
 
 

@@ -259,7 +259,8 @@ SELECT charter.compute_instance_projection(%(run_id)s);
 SELECT charter.rebuild_instance_projection(%(run_id)s);
 
 -- name: send_event
-SELECT charter.send_event(%(org_id)s, %(key)s, %(payload)s::jsonb, %(event_id)s);
+SELECT charter.send_event(%(org_id)s, %(key)s, %(payload)s::jsonb, %(event_id)s,
+                          p_document_id => %(document_id)s);
 
 -- name: confirm_side_effect
 SELECT charter.confirm_side_effect(%(effect_id)s, %(response)s::jsonb);

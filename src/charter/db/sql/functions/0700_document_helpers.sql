@@ -330,5 +330,6 @@ STABLE
 RETURN jsonb_build_object(
     'id', p_document.id, 'entityType', p_document.entity_type, 'orgId', p_document.org_id,
     'version', p_document.version, 'state', p_document.state, 'data', p_document.data,
-    'amendedFrom', p_document.amended_from, 'contractVersionId', p_document.contract_version_id,
+    'amendedFrom', p_document.amended_from, 'amendedBy', p_document.amended_by,
+    'contractVersionId', p_document.contract_version_id,
     'createdAt', p_document.created_at, 'updatedAt', p_document.updated_at);

@@ -48,7 +48,8 @@ END;
 $$;
 
 -- The one write path of business documents (seed 002 K-01). In one transaction: lock the
--- document; check the actor against the contract's policy; check the edit window of an
+-- document; check the actor against the contract's policy; refuse a document that was
+-- amended (DOCUMENT_AMENDED, naming the amendment); check the edit window of an
 -- update (locked refuses, amend_only writes and forces an amendment event; a declared action
 -- is not an edit and may set only its own fields); check expected_version; validate the
 -- fields; for a gate, check the transition is legal; write the new version (snapshot +
@@ -180,6 +181,11 @@ BEGIN
                     coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
                     jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
             END IF;
+        END IF;
+        -- An amended document is superseded by its amendment: nothing changes it any more.
+        -- Read from the locked row, so a change that waited for an amendment's lock sees it.
+        IF v_doc.amended_by IS NOT NULL THEN
+            PERFORM charter._document_amended(v_doc);
         END IF;
         IF v_kind IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CH035',

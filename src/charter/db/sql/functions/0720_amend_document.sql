@@ -4,6 +4,12 @@
 -- original, carrying its data plus the changes, at the lifecycle's first state; the
 -- original's active workflow instance is cancelled with reason 'amended', it gets an audit
 -- row and an on_amended event, and the new document starts its own lifecycle.
+-- The amendment supersedes the original: the original records it (amended_by) and no
+-- mutation changes it any more (DOCUMENT_AMENDED, naming the amendment). Where the contract
+-- declares a state amended the original moves there, as a system act (a new version, its
+-- audit row naming who amended, the amendment and why); otherwise it stays in its state,
+-- frozen, and the audit row says so. A document is amended at most once: amend its
+-- amendment instead (the same refusal).
 -- The policy key is 'amend' when the contract has one, else 'update'.
 CREATE OR REPLACE FUNCTION charter.amend_document(
     p_org_id text,
@@ -27,8 +33,9 @@ DECLARE
     v_actor    jsonb;
     v_changes  jsonb;
     v_new      charter.documents;
+    v_old      charter.documents;
+    v_moved    jsonb := '{}'::jsonb;
     v_key      text;
-    v_successor text;
     v_via      text := CASE WHEN charter._is_engine() AND p_via IN ('workflow', 'system') THEN p_via ELSE 'api' END;
 BEGIN
     -- The engine's lock order (the document's lock, its row, its instance's waits): an
@@ -52,12 +59,8 @@ BEGIN
         v_doc.data || CASE WHEN jsonb_typeof(p_changes) = 'object' THEN p_changes ELSE '{}'::jsonb END,
         coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
         jsonb_build_object('action', 'amend', 'state', v_doc.state, 'version', v_doc.version));
-    SELECT d.id INTO v_successor FROM charter.documents AS d
-     WHERE d.org_id = v_org AND d.amended_from = v_doc.id LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH035',
-            MESSAGE = format('Document %L was already amended by %L', v_doc.id, v_successor),
-            HINT = format('Amend %L instead: a document has at most one amendment.', v_successor);
+    IF v_doc.amended_by IS NOT NULL THEN
+        PERFORM charter._document_amended(v_doc);
     END IF;
     v_changes := charter._checked_changes(v_contract.contract, p_changes, NULL, 'amend');
 
@@ -70,9 +73,26 @@ BEGIN
     PERFORM charter._finish_instance(i.id, i.org_id, 'cancelled', NULL, 'amended')
        FROM charter.workflow_instances AS i
       WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused');
+    -- The original is superseded: it records its amendment, and moves to the contract's state
+    -- amended where there is one (unless it is there already).
+    IF v_contract.contract->'states' @> '[{"id": "amended"}]' AND v_doc.state <> 'amended' THEN
+        v_moved := jsonb_build_object('$state', jsonb_build_object('from', v_doc.state, 'to', 'amended'));
+    END IF;
+    UPDATE charter.documents AS d
+       SET amended_by = v_new.id, updated_at = now(),
+           state = CASE WHEN v_moved = '{}'::jsonb THEN d.state ELSE 'amended' END,
+           version = CASE WHEN v_moved = '{}'::jsonb THEN d.version ELSE d.version + 1 END
+     WHERE d.org_id = v_org AND d.id = v_doc.id
+    RETURNING * INTO v_old;
     INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
     VALUES (v_new.id, 1, v_org, v_new.state, v_new.data,
             charter._field_changes('{}'::jsonb, v_new.data), 'amend', p_actor);
+    IF v_moved <> '{}'::jsonb THEN
+        INSERT INTO charter.document_versions (document_id, version, org_id, state, data, changes, action, actor)
+        VALUES (v_old.id, v_old.version, v_org, v_old.state, v_old.data, v_moved, 'amended', p_actor);
+    END IF;
+    -- The original's row is the system's act on the actor's amendment: who (actor), the
+    -- amendment ($amendedBy), why (reason), and the state it moved to or that it is frozen.
     INSERT INTO charter.document_audit (org_id, document_id, entity_type, version, action, actor, run_as,
                                         via, reason, changes, trace_id)
     VALUES (v_org, v_new.id, v_new.entity_type, 1, 'amend', p_actor,
@@ -80,14 +100,15 @@ BEGIN
             v_via, p_reason,
             jsonb_build_object('$amendedFrom', v_doc.id) || charter._field_changes(v_doc.data, v_new.data),
             v_trace),
-           (v_org, v_doc.id, v_doc.entity_type, v_doc.version, 'amended', p_actor,
-            CASE WHEN (v_actor->>'reserved')::boolean THEN p_actor ELSE 'actor' END,
-            v_via, p_reason,
-            jsonb_build_object('$amendedBy', v_new.id), v_trace);
+           (v_org, v_old.id, v_old.entity_type, v_old.version, 'amended', p_actor, 'system', 'system', p_reason,
+            jsonb_build_object('$amendedBy', v_new.id)
+                || CASE WHEN v_moved = '{}'::jsonb THEN jsonb_build_object('$frozen', true) ELSE v_moved END,
+            v_trace);
     PERFORM charter._emit_event(v_org, v_new.id, v_new.entity_type, 1, 'on_create',
         jsonb_build_object('actor', p_actor, 'amendedFrom', v_doc.id), v_trace);
-    PERFORM charter._emit_event(v_org, v_doc.id, v_doc.entity_type, v_doc.version, 'on_amended',
-        jsonb_build_object('actor', p_actor, 'amendedBy', v_new.id, 'reason', 'amended'), v_trace);
+    PERFORM charter._emit_event(v_org, v_old.id, v_old.entity_type, v_old.version, 'on_amended',
+        jsonb_build_object('actor', p_actor, 'amendedBy', v_new.id, 'reason', 'amended',
+                           'from', v_doc.state, 'to', v_old.state), v_trace);
     RETURN charter._document_json(v_new) || jsonb_build_object('traceId', v_trace);
 END;
 $$;

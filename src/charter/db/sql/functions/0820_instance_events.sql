@@ -205,7 +205,7 @@ END;
 $$;
 
 -- Applies one event to its document's instance under the document's lock (WF-01): on_create
--- starts the instance; an event the instance already reflects (its own changes) changes
+-- starts the instance (unless the document was amended meanwhile); an event the instance already reflects (its own changes) changes
 -- nothing; a user's transition moves the token through the gate; an edit in a stable region
 -- is version drift (WF-05). Then every ready node runs.
 CREATE OR REPLACE FUNCTION charter._apply_event(p_event charter.document_events, p_verified text[], p_refused jsonb)
@@ -226,7 +226,8 @@ BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i
      WHERE i.org_id = p_event.org_id AND i.document_id = p_event.document_id AND i.status IN ('running', 'paused');
     IF p_event.event_type = 'on_create' THEN
-        IF v_instance.id IS NULL AND NOT EXISTS (
+        -- A document amended before its instance began never gets one: its amendment runs.
+        IF v_instance.id IS NULL AND v_document.amended_by IS NULL AND NOT EXISTS (
                 SELECT 1 FROM charter.workflow_instances AS i
                  WHERE i.org_id = p_event.org_id AND i.entity_type = p_event.entity_type
                    AND i.document_id = p_event.document_id) THEN

@@ -206,9 +206,14 @@ $$;
 -- client.events.send: records an inbound event (idempotent on its event id) and resumes the
 -- waits on its key, documents' wait_event nodes and flows' wait_event steps alike; with none waiting it is kept until p_retention passes, for the first
 -- wait_event on that key to start.
+-- p_document_id names the document the event is for: then only that document's waits take
+-- it, now or kept (flow steps never do), so an event for an amended original never resumes
+-- its amendment, which waits on the same key. An event naming no document is kept for any
+-- wait on its key except an amendment made after it was sent: it was sent for a document of
+-- that time (docs/architecture.md, Amendments).
 CREATE OR REPLACE FUNCTION charter.send_event(
     p_org_id text, p_key text, p_payload jsonb DEFAULT NULL, p_event_id text DEFAULT NULL,
-    p_retention interval DEFAULT interval '7 days')
+    p_retention interval DEFAULT interval '7 days', p_document_id text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -229,12 +234,18 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH044', MESSAGE = 'An event id has at most 200 characters',
             HINT = 'Use the sender''s own id for the event, e.g. a webhook delivery id.';
     END IF;
+    IF p_document_id IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM charter.documents AS d WHERE d.org_id = v_org AND d.id = p_document_id) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH030',
+            MESSAGE = format('Event %L names document %L, which does not exist in org %L', p_key, p_document_id, v_org),
+            HINT = 'Name the document the event is for (its id), or none to resume any wait on the key.';
+    END IF;
     PERFORM charter._check_payload(p_payload, 'event payload');
     -- A wait being written on this key right now is committed before we look for waits (and
     -- it sees this event if we are first): see the wait_event node.
     PERFORM pg_advisory_xact_lock(charter._lock_key('event', v_org || '/' || p_key));
-    INSERT INTO charter.inbound_events (org_id, event_id, event_key, payload, expires_at)
-    VALUES (v_org, v_id, p_key, p_payload, charter._now() + p_retention)
+    INSERT INTO charter.inbound_events (org_id, event_id, event_key, payload, expires_at, document_id)
+    VALUES (v_org, v_id, p_key, p_payload, charter._now() + p_retention, p_document_id)
     ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('eventId', v_id, 'status', 'duplicate', 'matched', 0);
@@ -242,8 +253,11 @@ BEGIN
     WITH waiting AS (
         SELECT w.run_id, w.node_id FROM charter.instance_waits AS w
          WHERE w.org_id = v_org AND w.event_key = p_key AND w.kind = 'event' AND w.resume IS NULL
+           AND (p_document_id IS NULL OR EXISTS (
+                   SELECT 1 FROM charter.workflow_instances AS i
+                    WHERE i.id = w.run_id AND i.org_id = w.org_id AND i.document_id = p_document_id))
          ORDER BY w.created_at
-         FOR UPDATE
+         FOR UPDATE OF w
     ), resumed AS (
         UPDATE charter.instance_waits AS w
            SET resume = jsonb_build_object('event', jsonb_build_object('id', v_id, 'key', p_key, 'payload', p_payload)),
@@ -262,6 +276,7 @@ BEGIN
           JOIN charter.tasks AS t ON t.run_id = w.run_id AND t.step_slug = w.step_slug
                                  AND t.task_index = w.task_index AND t.org_id = w.org_id
          WHERE w.org_id = v_org AND w.event_key = p_key AND w.event IS NULL AND t.status = 'queued'
+           AND p_document_id IS NULL  -- an event for a document is not a flow's
          ORDER BY w.created_at
            FOR UPDATE OF w, t
     ), attached AS (

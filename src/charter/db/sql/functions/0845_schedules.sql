@@ -193,6 +193,7 @@ BEGIN
     FOR v_document IN
         SELECT d.id FROM charter.documents AS d
          WHERE d.org_id = p_schedule.org_id AND d.entity_type = v_target->>'entityType'
+           AND d.amended_by IS NULL  -- superseded: its amendment goes through the gate instead
            AND d.state IN (SELECT t->>'from' FROM charter.workflow_versions AS c,
                                   jsonb_array_elements(c.contract->'transitions') AS t
                             WHERE c.id = d.contract_version_id AND t->>'gate' = v_target->>'action')

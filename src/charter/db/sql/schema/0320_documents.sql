@@ -18,6 +18,7 @@ CREATE TABLE charter.documents (
     amended_from        text,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
+    amended_by          text,
     CONSTRAINT documents_pkey PRIMARY KEY (org_id, id),
     CONSTRAINT documents_contract_fkey FOREIGN KEY (contract_version_id)
         REFERENCES charter.workflow_versions (id)
@@ -25,6 +26,8 @@ CREATE TABLE charter.documents (
 
 COMMENT ON TABLE charter.documents IS
     'Business documents, written only by charter.mutate(): the current version of each.';
+COMMENT ON COLUMN charter.documents.amended_by IS
+    'The document that amended this one (its amended_from); set once, and the document no longer changes.';
 
 CREATE INDEX documents_org_entity_state_idx
     ON charter.documents (org_id, entity_type, state, updated_at DESC, id DESC);
