@@ -13,12 +13,15 @@ import psycopg
 import pytest
 
 from charter import AsyncClient, Client
+from charter.cli import main
 from charter.errors import (
     ContractError,
     ContractVersionStaleError,
+    DefinitionChangedError,
     DocumentInvalidError,
     PermissionDeniedError,
 )
+from charter.store import Call, first_json, perform
 from charter.templates import TEMPLATES
 
 from .conftest import invoice_contract
@@ -196,3 +199,67 @@ def test_racing_first_creates_of_an_org_and_a_new_version_leave_the_org_on_one_v
         assert _contract_version(db_url, made[0]) == pinned
         later = globex.documents.create("invoice", {"grand_total": 2}, actor="g-1")
         assert later.contract_version_id == made[0]
+
+
+def test_racing_rebases_move_the_org_once(acme, db_url):
+    acme.definitions.publish(invoice_contract(), _org_definition(1))
+    acme.definitions.publish(_renamed_vendor(2))
+    start = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def rebase() -> None:
+        start.wait()
+        try:
+            outcomes.append(acme.definitions.rebase("invoice").status)
+        except DefinitionChangedError as exc:
+            outcomes.append(exc.code)
+
+    threads = [threading.Thread(target=rebase) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("rebased") == 1, outcomes
+    assert set(outcomes) <= {"rebased", "verified", "DEFINITION_CHANGED"}
+    with psycopg.connect(db_url) as conn:
+        effective = conn.execute(
+            "SELECT count(*) FROM charter.workflow_versions"
+            " WHERE workflow_slug = 'effective:acme:invoice'"
+        ).fetchone()
+    assert effective is not None and effective[0] == 2  # the first, and one on version 2
+    assert acme.definitions.current("invoice").envelope_version == 2
+
+
+def test_a_rebase_of_a_definition_that_changed_meanwhile_changes_nothing(acme, db_url):
+    made = acme.definitions.publish(invoice_contract(), _org_definition(1))
+    acme.definitions.publish(_renamed_vendor(2))
+    stale = Call(
+        "rebase_definition",
+        {"org_id": "acme", "entity_type": "invoice", "from_version_id": None,
+         "envelope_version": 2, "definition": None, "compiled": None},
+        first_json,
+    )  # fmt: skip
+    with (
+        psycopg.connect(db_url, autocommit=True) as conn,
+        pytest.raises(DefinitionChangedError, match="changed while it was rebased"),
+    ):
+        perform(conn, stale)
+    current = acme.definitions.current("invoice")
+    assert (current.version_id, current.envelope_version) == (made.version_id, 1)
+
+
+def test_charter_rebase_and_platform_keys_on_the_command_line(acme, db_url, capsys):
+    acme.documents.create("invoice", {"vendor_id": "v-1"}, actor="u-1")
+    acme.definitions.publish(_renamed_vendor(2))
+    capsys.readouterr()
+    assert main(["--database-url", db_url, "rebase", "invoice", "--org", "acme"]) == 0
+    assert "invoice: rebased for org acme, on contract version 2" in capsys.readouterr().out
+    # An org's key names its org and actor; a platform key has defaults for both.
+    assert main(["--database-url", db_url, "keys", "create", "--actor", "service:x"]) == 1
+    assert "--org ORG and --actor" in capsys.readouterr().err
+    assert main(["--database-url", db_url, "keys", "create", "--platform", "--actor", "u-1"]) == 1
+    assert "API_KEY_INVALID" in capsys.readouterr().err
+    assert main(["--database-url", db_url, "keys", "create", "--platform"]) == 0
+    assert main(["--database-url", db_url, "keys", "list", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert '"platform": true' in listed and '"actor": "service:platform"' in listed
