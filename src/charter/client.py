@@ -101,6 +101,15 @@ class Client:
     def target(self) -> db.DatabaseTarget:
         return self.store.target
 
+    def for_org(self, org_id: str, *, platform: bool = False) -> Client:
+        """The same client (its connections) acting for another org: for a server that
+        serves many orgs. Closing the original closes both. Acting for an org, it may not
+        publish contracts (they are the platform's) unless ``platform=True``."""
+        view = object.__new__(Client)
+        view.store = self.store
+        view._state = ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
+        return view
+
     def __enter__(self) -> Client:
         return self
 
@@ -128,7 +137,9 @@ class Client:
     @property
     def definitions(self) -> Definitions:
         """Published contracts and the org's definitions of their workflows."""
-        return Definitions(self.store, self._state.org_id)
+        return Definitions(
+            self.store, self._state.org_id, may_publish=self._state.may_publish_contracts
+        )
 
     @property
     def events(self) -> Events:
@@ -277,12 +288,13 @@ class AsyncClient:
     async def __aenter__(self) -> AsyncClient:
         return self
 
-    def for_org(self, org_id: str) -> AsyncClient:
+    def for_org(self, org_id: str, *, platform: bool = False) -> AsyncClient:
         """The same client (its connections) acting for another org: for a server that
-        serves many orgs. Closing the original closes both."""
+        serves many orgs. Closing the original closes both. Acting for an org, it may not
+        publish contracts (they are the platform's) unless ``platform=True``."""
         view = object.__new__(AsyncClient)
         view.store = self.store
-        view._state = ops.ClientState(_org(org_id))
+        view._state = ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
         return view
 
     async def __aexit__(self, *exc: object) -> None:
@@ -306,7 +318,9 @@ class AsyncClient:
 
     @property
     def definitions(self) -> AsyncDefinitions:
-        return AsyncDefinitions(self.store, self._state.org_id)
+        return AsyncDefinitions(
+            self.store, self._state.org_id, may_publish=self._state.may_publish_contracts
+        )
 
     @property
     def events(self) -> AsyncEvents:

@@ -398,10 +398,17 @@ class AsyncDirectory:
 
 
 class Definitions:
-    """Published definitions: contracts, and the org's drafts and effective workflows."""
+    """Published definitions: contracts, and the org's drafts and effective workflows.
 
-    def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+    Contracts are the platform's. ``publish(contract)`` publishes a new contract version
+    only for a client that may (``Client()`` connected as the schema's owner); a client
+    acting for an org (``for_org``, as ``charter serve`` uses for each API key) may only
+    find a contract already published, else ``PERMISSION_DENIED``. A new contract version
+    changes nothing for an org until it publishes a definition on it or calls ``rebase``.
+    """
+
+    def __init__(self, store: Store, org_id: str, *, may_publish: bool = True) -> None:
+        self._store, self._org, self._may_publish = store, org_id, may_publish
 
     def publish(
         self,
@@ -410,7 +417,10 @@ class Definitions:
         *,
         connection: Connection | None = None,
     ) -> Published:
-        return self._store.perform(ops.publish(self._org, contract, org_definition), connection)
+        """Publish (or find published) ``contract``; with ``org_definition``, also the org's
+        effective workflow compiled on the envelope version its baseRef names."""
+        op = ops.publish(self._org, contract, org_definition, may_publish=self._may_publish)
+        return self._store.perform(op, connection)
 
     def save_draft(self, org_definition: Any, *, connection: Connection | None = None) -> Published:
         return self._store.perform(ops.save_draft(self._org, org_definition), connection)
@@ -419,14 +429,22 @@ class Definitions:
         return self._store.perform(ops.archive(self._org, version_id), connection)
 
     def current(self, entity_type: str, *, connection: Connection | None = None) -> Published:
+        """What documents of ``entity_type`` follow in the org, and which envelope version
+        the org is on (``envelope_version``; the newest is ``latest_envelope_version``)."""
         return self._store.perform(ops.current(self._org, entity_type), connection)
+
+    def rebase(self, entity_type: str, *, connection: Connection | None = None) -> Published:
+        """Move the org onto the newest contract of ``entity_type``: its org definition is
+        recompiled on the new envelope (``ContractError`` with the compiler's code, and no
+        change, where the patch no longer fits)."""
+        return self._store.perform(ops.rebase(self._org, entity_type), connection)
 
 
 class AsyncDefinitions:
     """The asyncio twin of :class:`Definitions`."""
 
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
+    def __init__(self, store: AsyncStore, org_id: str, *, may_publish: bool = True) -> None:
+        self._store, self._org, self._may_publish = store, org_id, may_publish
 
     async def publish(
         self,
@@ -435,7 +453,7 @@ class AsyncDefinitions:
         *,
         connection: AsyncConnection | None = None,
     ) -> Published:
-        op = ops.publish(self._org, contract, org_definition)
+        op = ops.publish(self._org, contract, org_definition, may_publish=self._may_publish)
         return await self._store.perform(op, connection)
 
     async def save_draft(
@@ -452,3 +470,8 @@ class AsyncDefinitions:
         self, entity_type: str, *, connection: AsyncConnection | None = None
     ) -> Published:
         return await self._store.perform(ops.current(self._org, entity_type), connection)
+
+    async def rebase(
+        self, entity_type: str, *, connection: AsyncConnection | None = None
+    ) -> Published:
+        return await self._store.perform(ops.rebase(self._org, entity_type), connection)

@@ -10,6 +10,7 @@ run them (sync or async) for the client's org.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -142,6 +143,10 @@ class Published:
     kind: str  # envelope | org_patch | effective
     version: int
     compiled: dict[str, Any] | None = None
+    # The envelope (contract) version it is on; for ``definitions.current`` and ``rebase``
+    # the one the org is on, and ``latest_envelope_version`` the newest published.
+    envelope_version: int | None = None
+    latest_envelope_version: int | None = None
 
 
 def document(data: dict[str, Any]) -> Document:
@@ -184,6 +189,8 @@ def published(data: dict[str, Any]) -> Published:
         kind=data["kind"],
         version=data["version"],
         compiled=data.get("compiled"),
+        envelope_version=data.get("envelopeVersion"),
+        latest_envelope_version=data.get("latestEnvelopeVersion"),
     )
 
 
@@ -377,9 +384,15 @@ def _user(data: dict[str, Any]) -> DirectoryUser:
 # -- definitions -------------------------------------------------------------------------
 
 
-def publish_contract(contract: EntityContract | dict[str, Any]) -> Operation[dict[str, Any]]:
-    """The contract with its generated envelope and compiled artifact; the same again is
-    ``verified``. Returns the stored version as SQL reports it."""
+def publish_contract(
+    contract: EntityContract | dict[str, Any], *, may_publish: bool = True
+) -> Operation[dict[str, Any]]:
+    """The contract with its generated envelope and compiled artifact; the same as a
+    published version again is ``verified``. Returns the stored version as SQL reports it.
+
+    Contracts are the platform's: with ``may_publish=False`` (a client acting for an org)
+    a contract that is not published yet is ``PERMISSION_DENIED`` whatever the database
+    role; with ``True``, SQL still requires the schema's owner."""
     entity = contract
     if not isinstance(entity, EntityContract):
         entity = EntityContract.from_json(contract)
@@ -390,6 +403,7 @@ def publish_contract(contract: EntityContract | dict[str, Any]) -> Operation[dic
             "contract": Jsonb(entity.stored_json()),
             "envelope": Jsonb(envelope),
             "compiled": Jsonb(compile_effective(envelope)),
+            "may_publish": bool(may_publish),
         },
         first_json,
         what=f"publishing the contract of {entity.entity_type}",
@@ -398,14 +412,19 @@ def publish_contract(contract: EntityContract | dict[str, Any]) -> Operation[dic
 
 
 def publish(
-    org_id: str, contract: EntityContract | dict[str, Any], org_definition: Any | None
+    org_id: str,
+    contract: EntityContract | dict[str, Any],
+    org_definition: Any | None,
+    *,
+    may_publish: bool = True,
 ) -> Operation[Published]:
     """The contract with its envelope; with an org definition, also the org's effective
-    workflow, compiled against the envelope its baseRef names."""
+    workflow, compiled against the envelope its baseRef names (the org is on that envelope
+    version from then on)."""
     entity = contract
     if not isinstance(entity, EntityContract):
         entity = EntityContract.from_json(contract)
-    stored = yield from publish_contract(entity)
+    stored = yield from publish_contract(entity, may_publish=may_publish)
     if org_definition is None:
         return published(stored)
     definition = OrgWorkflowDefinition.from_json(org_definition)
@@ -421,6 +440,37 @@ def publish(
         },
         first_json,
         what=f"publishing the org definition of {entity.entity_type}",
+    )
+    return published(result)
+
+
+def rebase(org_id: str, entity_type: str) -> Operation[Published]:
+    """Moves the org onto the newest contract of ``entity_type``: its current org
+    definition recompiled on the new envelope becomes its effective workflow (a patch that
+    no longer fits raises the compiler's ``ContractError`` and changes nothing); an org on
+    the bare envelope just moves. Running instances and existing documents stay on theirs."""
+    params = {"org_id": org_id, "entity_type": text_argument(entity_type, "entity type")}
+    source = yield Call("rebase_source", params, first_json)
+    target = source["envelopeVersion"]
+    definition: dict[str, Any] | None = None
+    compiled: dict[str, Any] | None = None
+    if source.get("definition") is not None:
+        data = copy.deepcopy(source["definition"])
+        data["baseRef"]["envelopeVersion"] = target
+        definition = OrgWorkflowDefinition.from_json(data).to_json()
+        compiled = compile_effective(source["envelope"], definition)
+    result = yield Call(
+        "rebase_definition",
+        {
+            **params,
+            "from_version_id": source.get("currentVersionId"),
+            "envelope_version": target,
+            "definition": None if definition is None else Jsonb(definition),
+            "compiled": None if compiled is None else Jsonb(compiled),
+        },
+        first_json,
+        retry_safe=False,  # sent again after it took effect, it would find the org moved on
+        what=f"rebasing the {entity_type} definition of org {org_id}",
     )
     return published(result)
 

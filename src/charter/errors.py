@@ -5,7 +5,8 @@ The tree::
     CharterError                      base; .code, .message (what was wrong and how to fix it)
     ├── ConfigurationError            CONFIG_INVALID: a setting or environment variable is wrong
     ├── ArgumentError                 ARGUMENT_INVALID: a call got an argument it cannot use
-    ├── PermissionDeniedError         PERMISSION_DENIED: the database role may not do this
+    ├── PermissionDeniedError         PERMISSION_DENIED: the database role (or the API key, or an
+    │                                 org's client publishing a contract) may not do this
     ├── DatabaseError                 anything about reaching or using PostgreSQL
     │   ├── DatabaseUnreachableError  DATABASE_UNREACHABLE
     │   ├── DatabaseBusyError         DATABASE_TOO_MANY_CONNECTIONS (every slot is taken)
@@ -65,6 +66,7 @@ The tree::
     │   ├── DefinitionNotFoundError       DEFINITION_NOT_FOUND
     │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
     │   ├── DocumentAmendedError          DOCUMENT_AMENDED (superseded: work on its amendment)
+    │   ├── DefinitionChangedError        DEFINITION_CHANGED (published or archived mid-rebase)
     │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
     ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
     │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
@@ -87,12 +89,13 @@ The tree::
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
     ├── ApiKeyInvalidError            API_KEY_INVALID (a key for an unknown actor)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
-    │   └── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
-    │       EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
-    │       SlotUnknownError, SlotPatchEmptyError, SlotNodeIdInvalidError,
-    │       SlotNodeDuplicateError, SlotNodeTypeReservedError, SlotEdgeIdInvalidError,
-    │       SlotEdgeOutOfScopeError, SlotEdgeConditionInvalidError, SlotEntryInvalidError,
-    │       SlotExitInvalidError, SlotEditWindowLooserError    ORG_/ENVELOPE_/NODE_/SLOT_<RULE>
+    │   ├── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
+    │   │   EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
+    │   │   SlotUnknownError, SlotPatchEmptyError, SlotNodeIdInvalidError,
+    │   │   SlotNodeDuplicateError, SlotNodeTypeReservedError, SlotEdgeIdInvalidError,
+    │   │   SlotEdgeOutOfScopeError, SlotEdgeConditionInvalidError, SlotEntryInvalidError,
+    │   │   SlotExitInvalidError, SlotEditWindowLooserError    ORG_/ENVELOPE_/NODE_/SLOT_<RULE>
+    │   └── ContractVersionStaleError CONTRACT_VERSION_STALE (a changed contract, old version)
     └── RegistryError                 the definition registry (seed 001)
         ├── WorkflowExistsError           WORKFLOW_EXISTS
         ├── WorkflowNotFoundError         WORKFLOW_NOT_FOUND
@@ -212,9 +215,10 @@ class ArgumentError(CharterError, ValueError, code="ARGUMENT_INVALID", sqlstate=
     """A call got an argument it cannot use (an unknown status, a run id with U+0000…)."""
 
 
-class PermissionDeniedError(CharterError, code="PERMISSION_DENIED"):
-    """The database role may not do this (least-privilege roles); the message names the
-    role and the command to run as the owner."""
+class PermissionDeniedError(CharterError, code="PERMISSION_DENIED", sqlstate="CH085"):
+    """The database role may not do this (least-privilege roles), or the caller may not:
+    an API key without the right, or an org's client publishing a new contract (a platform
+    act). The message says who may."""
 
 
 class DatabaseError(CharterError, code="DATABASE_ERROR"):
@@ -368,6 +372,11 @@ class EnvelopeMismatchError(ContractError, code="ENVELOPE_MISMATCH"):
 
 class EnvelopeVersionMismatchError(ContractError, code="ENVELOPE_VERSION_MISMATCH"):
     """An org definition names another envelope version."""
+
+
+class ContractVersionStaleError(ContractError, code="CONTRACT_VERSION_STALE", sqlstate="CH086"):
+    """A contract differs from the published one of its version, or is older than the
+    newest: a version is published once, so a changed contract needs a higher version."""
 
 
 class NodeConfigInvalidError(ContractError, code="NODE_CONFIG_INVALID"):
@@ -646,6 +655,11 @@ class WorkflowGatePendingError(DocumentError, code="WORKFLOW_GATE_PENDING", sqls
 
 class DocumentAmendedError(DocumentError, code="DOCUMENT_AMENDED", sqlstate="CH075"):
     """The document was amended: it no longer changes; the message names its amendment."""
+
+
+class DefinitionChangedError(DocumentError, code="DEFINITION_CHANGED", sqlstate="CH087"):
+    """The org published or archived a definition while a rebase recompiled the one before;
+    rebase again."""
 
 
 class WorkflowRuntimeError(CharterError, code="WORKFLOW_RUNTIME_ERROR"):

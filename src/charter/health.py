@@ -146,6 +146,7 @@ class ApiKey:
     revoked_at: datetime | None = None
     key: str | None = None  # the secret: only when the key was just made
     admin: bool = False  # may administer over HTTP (a service account, or a directory admin)
+    platform: bool = False  # may also publish contracts (charter keys create --platform)
 
 
 def _api_key(data: dict[str, Any]) -> ApiKey:
@@ -160,17 +161,19 @@ def _api_key(data: dict[str, Any]) -> ApiKey:
         revoked_at=timestamp(data.get("revokedAt")),
         key=data.get("key"),
         admin=bool(data.get("admin")),
+        platform=bool(data.get("platform")),
     )
 
 
 def create_api_key(
-    org_id: str, actor: str, label: str | None, created_by: str | None
+    org_id: str, actor: str, label: str | None, created_by: str | None, platform: bool = False
 ) -> Operation[ApiKey]:
     params = {
         "org_id": text_argument(org_id, "org"),
         "actor": text_argument(actor, "actor"),
         "label": label,
         "created_by": created_by,
+        "platform": bool(platform),
     }
     return _api_key((yield Call("create_api_key", params, first_json, retry_safe=False)))
 

@@ -44,10 +44,13 @@ _POLL_S = 1.0  # a missed notice costs at most this long
 
 @dataclass
 class ClientState:
-    """What a client remembers between calls: its org and the flows it already checked."""
+    """What a client remembers between calls: its org, whether it may publish contracts
+    (a client acting for an org, ``for_org``, may not: contracts are the platform's) and the
+    flows it already checked."""
 
     org_id: str = "default"
     verified: set[tuple[str, str]] = field(default_factory=set)
+    may_publish_contracts: bool = True
 
 
 def start(

@@ -17,8 +17,10 @@ class Principal:
     key_id: str
     org_id: str
     actor: str
-    client: AsyncClient  # the server's client, acting for this org
+    client: AsyncClient  # the server's client, acting for this org (publishing contracts
+    # only for a platform key: they are the platform's, not an org's)
     admin: bool = False  # a service account, or a user with the directory role admin
+    platform: bool = False  # a platform key: may publish contracts too
 
     def require_admin(self, what: str) -> None:
         """Administration (definitions, cancelling runs, force-failing, dropping dead
@@ -43,7 +45,12 @@ async def principal_from_key(client: AsyncClient, key: str) -> Principal:
             "this API key is unknown or revoked; make one with charter keys create"
         )
     return Principal(
-        found.id, found.org_id, found.actor, client.for_org(found.org_id), admin=found.admin
+        found.id,
+        found.org_id,
+        found.actor,
+        client.for_org(found.org_id, platform=found.platform),
+        admin=found.admin,
+        platform=found.platform,
     )
 
 

@@ -1,6 +1,7 @@
-"""Definitions as the ops surface shows them: per entity type, the envelope, the org's
-versions (patches and drafts, effective workflows) and the per-slot diff of the current
-effective workflow against its bare envelope (seed 002 § Diff View)."""
+"""Definitions as the ops surface shows them: per entity type, the envelope version the org
+is on and the newest published, the org's versions (patches and drafts, effective
+workflows) and the per-slot diff of the current effective workflow against the bare
+envelope it is compiled on (seed 002 § Diff View)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ async def overview(who: Principal) -> list[dict[str, Any]]:
             diff = diff_effective(current["compiled"], row["envelope"]["compiled"])
         shown.append({
             "entity_type": row["entityType"],
-            "envelope_version": row["envelope"]["version"],
+            "envelope_version": row["envelope"]["version"],  # the one the org is on
+            "latest_envelope_version": row.get("latestEnvelopeVersion"),
             "current_version_id": row.get("current"),
             "versions": [{k: v for k, v in version.items() if k != "compiled"}
                          for version in row["versions"]],

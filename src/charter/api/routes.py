@@ -412,9 +412,11 @@ _PUBLISH_BODY = {
 }
 
 
-@api("POST", "/api/definitions", "Publish a contract (and an org definition)", "definitions",
-     body=_PUBLISH_BODY, status=201)  # fmt: skip
+@api("POST", "/api/definitions", "Publish an org definition on a published contract (a new "
+     "contract needs a platform key)", "definitions", body=_PUBLISH_BODY, status=201)  # fmt: skip
 async def publish_definition(request: Request, who: Principal) -> Any:
+    # Contracts are the platform's: an org's key may only find one published (the client
+    # for its org refuses a new one with PERMISSION_DENIED); a platform key's may publish.
     who.require_admin("publish definitions")
     data = await body_of(request)
     return await who.client.definitions.publish(
@@ -458,10 +460,17 @@ async def definition_diff(request: Request, who: Principal) -> Any:
     )
 
 
-@api("GET", "/api/definitions/{entity_type}/current", "The definition an entity type runs now",
-     "definitions")  # fmt: skip
+@api("GET", "/api/definitions/{entity_type}/current", "The definition an entity type runs now "
+     "and the envelope version the org is on", "definitions")  # fmt: skip
 async def current_definition(request: Request, who: Principal) -> Any:
     return await who.client.definitions.current(request.path_params["entity_type"])
+
+
+@api("POST", "/api/definitions/{entity_type}/rebase", "Move the org onto the newest contract, "
+     "its definition recompiled on the new envelope", "definitions")  # fmt: skip
+async def rebase_definition(request: Request, who: Principal) -> Any:
+    who.require_admin("rebase definitions")
+    return await who.client.definitions.rebase(request.path_params["entity_type"])
 
 
 # -- dead letters ------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`charter publish`: an entity contract, and an org's definition of its workflow."""
+"""`charter publish`: an entity contract, and an org's definition of its workflow;
+`charter rebase`: an org onto the newest contract of an entity type."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(publish, "--org", default="default", help="the org the definition is for")
     publish.set_defaults(handler=publish_command)
 
+    rebase = commands.add_parser(
+        "rebase",
+        help="move an org onto the newest contract of an entity type (its definition recompiled)",
+    )
+    rebase.add_argument("entity_type", metavar="ENTITY_TYPE", help="e.g. invoice")
+    option(rebase, "--org", default="default", help="the org to move")
+    rebase.set_defaults(handler=rebase_command)
+
 
 def publish_command(
     *, database_url: str | None, contract: str, org_definition: str | None, org: str
@@ -34,7 +43,8 @@ def publish_command(
     with Client(database_url, org_id=org) as client:
         envelope = client.definitions.publish(entity)
         out.print(
-            f"envelope: {envelope.status} (version {envelope.version}, {envelope.version_id})"
+            f"envelope: {envelope.status} (contract version {envelope.envelope_version}, "
+            f"{envelope.version_id})"
         )
         if definition is not None:
             effective = client.definitions.publish(entity, definition)
@@ -42,4 +52,15 @@ def publish_command(
                 f"effective: {effective.status} for org {org} (version {effective.version}, "
                 f"{effective.version_id}, hash {(effective.hash or '')[:12]}…)"
             )
+    return 0
+
+
+def rebase_command(*, database_url: str | None, entity_type: str, org: str) -> int:
+    with Client(database_url, org_id=org) as client:
+        moved = client.definitions.rebase(entity_type)
+    what = "the bare envelope" if moved.kind == "envelope" else f"effective {moved.version_id}"
+    out.print(
+        f"{entity_type}: {moved.status} for org {org}, on contract version "
+        f"{moved.envelope_version} ({what})"
+    )
     return 0

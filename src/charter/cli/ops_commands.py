@@ -24,10 +24,13 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     keys = commands.add_parser("keys", help="API keys for charter serve: create, list, revoke")
     actions = keys.add_subparsers(title="keys commands", required=True, metavar="ACTION")
     create = actions.add_parser("create", help="a key acting as one actor in one org (shown once)")
-    option(create, "--org", required=True, help="the key's org")
-    option(create, "--actor", required=True,
-           help="who the key acts as: a user of the org's directory, or service:NAME")  # fmt: skip
+    option(create, "--org", help="the key's org (a platform key's: platform unless given)")
+    option(create, "--actor",
+           help="who the key acts as: a user of the org's directory, or service:NAME "
+                "(a platform key's: service:platform unless given)")  # fmt: skip
     option(create, "--label", help="what the key is for (shown by keys list)")
+    flag(create, "--platform",
+         help="a platform key: may also publish contracts (they are the platform's)")  # fmt: skip
     create.set_defaults(handler=keys_create_command)
     listing = actions.add_parser("list", help="keys (never their secrets), newest last")
     option(listing, "--org", help="only this org's keys")
@@ -73,13 +76,26 @@ def serve_command(*, database_url: str | None, host: str, port: int) -> int:
 
 
 def keys_create_command(
-    *, database_url: str | None, org: str, actor: str, label: str | None
+    *,
+    database_url: str | None,
+    org: str | None,
+    actor: str | None,
+    label: str | None,
+    platform: bool = False,
 ) -> int:
+    if platform:
+        org, actor = org or "platform", actor or "service:platform"
+    elif org is None or actor is None:
+        raise ArgumentError(
+            "charter keys create needs --org ORG and --actor (a user of the org's directory, "
+            "or service:NAME); a platform key (--platform) has defaults for both."
+        )
     with connection.connect(target(database_url)) as conn:
         ensure_current(conn)
-        key = perform(conn, health.create_api_key(org, actor, label, getpass.getuser()))
+        key = perform(conn, health.create_api_key(org, actor, label, getpass.getuser(), platform))
+    kind = "platform key" if key.platform else "key"
     out.print(
-        f"key {key.id} for {escape(key.actor)} in org {escape(key.org_id)} (shown once, "
+        f"{kind} {key.id} for {escape(key.actor)} in org {escape(key.org_id)} (shown once, "
         f"keep it secret):\n{key.key}"
     )
     return 0
@@ -96,12 +112,13 @@ def keys_list_command(*, database_url: str | None, org: str | None, json: bool) 
         out.print("no API keys" + (f" in org {escape(org)}" if org else ""))
         return 0
     table = Table(box=None, pad_edge=False)
-    for column in ("id", "org", "actor", "label", "created", "last used", "revoked"):
+    for column in ("id", "org", "actor", "label", "platform", "created", "last used", "revoked"):
         table.add_column(column)
     for k in keys:
         table.add_row(
             k.id, escape(k.org_id), escape(k.actor), escape(k.label or ""),
-            _when(k.created_at), _when(k.last_used_at), _when(k.revoked_at),
+            "yes" if k.platform else "", _when(k.created_at), _when(k.last_used_at),
+            _when(k.revoked_at),
         )  # fmt: skip
     out.print(table)
     return 0

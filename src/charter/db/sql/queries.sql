@@ -212,7 +212,7 @@ SELECT charter.put_org(%(org_id)s, %(data)s::jsonb);
 SELECT charter.get_org(%(org_id)s);
 
 -- name: publish_contract
-SELECT charter.publish_contract(%(contract)s, %(envelope)s, %(compiled)s);
+SELECT charter.publish_contract(%(contract)s, %(envelope)s, %(compiled)s, %(may_publish)s);
 
 -- name: save_org_draft
 SELECT charter.save_org_draft(%(org_id)s, %(entity_type)s, %(definition)s, %(base_ref)s);
@@ -226,6 +226,13 @@ SELECT charter.archive_definition(%(org_id)s, %(version_id)s);
 
 -- name: current_definition
 SELECT charter.current_definition(%(org_id)s, %(entity_type)s);
+
+-- name: rebase_source
+SELECT charter.rebase_source(%(org_id)s, %(entity_type)s);
+
+-- name: rebase_definition
+SELECT charter.rebase_definition(%(org_id)s, %(entity_type)s, %(from_version_id)s, %(envelope_version)s,
+                                 %(definition)s, %(compiled)s);
 
 -- name: engine_versions
 SELECT charter.engine_versions(%(known)s::text[]);
@@ -383,7 +390,7 @@ SELECT charter.retry_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
 SELECT charter.drop_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
 
 -- name: create_api_key
-SELECT charter.create_api_key(%(org_id)s, %(actor)s, %(label)s, %(created_by)s);
+SELECT charter.create_api_key(%(org_id)s, %(actor)s, %(label)s, %(created_by)s, %(platform)s);
 
 -- name: list_api_keys
 SELECT charter.list_api_keys(%(org_id)s);

@@ -121,7 +121,7 @@ BEGIN
 
     IF p_action = 'create' THEN
         v_actor := charter._directory_actor(v_org, p_actor);
-        v_version := charter._current_contract(p_entity_type);
+        v_version := charter._pin_contract(v_org, p_entity_type);  -- the contract the org is on
         v_contract := v_version.contract || '{}'::jsonb;  -- decompressed once, as below
         v_new.id := coalesce(p_document_id, gen_random_uuid()::text);
         v_new.org_id := v_org;

@@ -155,7 +155,10 @@ END;
 $$;
 
 -- The workflow a new instance follows: the org's current effective workflow for the entity
--- type, else the bare envelope of the document's contract.
+-- type when it is compiled on the document's contract (envelope version), else the org's
+-- newest published one on that version (the org rebased after the document was written),
+-- else the bare envelope of the document's contract. A document and its instance are always
+-- on one envelope version.
 CREATE OR REPLACE FUNCTION charter._instance_version(p_org_id text, p_document charter.documents)
 RETURNS text
 LANGUAGE plpgsql
@@ -164,8 +167,17 @@ SET search_path = ''
 AS $$
 BEGIN
     RETURN coalesce(
-        (SELECT w.current_version_id FROM charter.workflows AS w
-          WHERE w.slug = format('effective:%s:%s', p_org_id, p_document.entity_type)),
+        (SELECT v.id FROM charter.workflows AS w
+           JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+           JOIN charter.workflow_versions AS c ON c.id = p_document.contract_version_id
+          WHERE w.slug = format('effective:%s:%s', p_org_id, p_document.entity_type)
+            AND (v.base_ref->>'envelopeVersion')::numeric = (c.contract->>'version')::numeric),
+        (SELECT v.id FROM charter.workflow_versions AS v
+           JOIN charter.workflow_versions AS c ON c.id = p_document.contract_version_id
+          WHERE v.workflow_slug = format('effective:%s:%s', p_org_id, p_document.entity_type)
+            AND v.status = 'published'
+            AND (v.base_ref->>'envelopeVersion')::numeric = (c.contract->>'version')::numeric
+          ORDER BY v.version DESC LIMIT 1),
         p_document.contract_version_id);
 END;
 $$;

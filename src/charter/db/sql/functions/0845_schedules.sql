@@ -41,9 +41,9 @@ BEGIN
         END IF;
         PERFORM charter._check_payload(p_target->'input', 'schedule input');
     ELSIF p_target->>'kind' = 'document' THEN
-        PERFORM charter._current_contract(p_target->>'entityType');
+        PERFORM charter._org_contract(v_org, p_target->>'entityType');
         IF p_target->>'action' <> 'create' AND NOT EXISTS (
-                SELECT 1 FROM jsonb_array_elements((charter._current_contract(p_target->>'entityType')).contract->'transitions') AS t
+                SELECT 1 FROM jsonb_array_elements((charter._org_contract(v_org, p_target->>'entityType')).contract->'transitions') AS t
                  WHERE t->>'gate' = p_target->>'action') THEN
             RAISE EXCEPTION USING ERRCODE = 'CH050',
                 MESSAGE = format('action=%L is neither create nor a gate of %s', p_target->>'action', p_target->>'entityType'),

@@ -1,9 +1,12 @@
 -- API keys (the ops surface): made and revoked by the schema's owner (`charter keys`),
 -- checked by the server on every request (authenticate_api_key, granted to charter_app).
--- A key is 'chk_<id>_<secret>'; only sha256 of the whole key is stored.
+-- A key is 'chk_<id>_<secret>'; only sha256 of the whole key is stored. A platform key
+-- (p_platform, charter keys create --platform) acts as a service account and may also
+-- publish contracts, which are the platform's rather than any org's.
 
 CREATE OR REPLACE FUNCTION charter.create_api_key(p_org_id text, p_actor text, p_label text DEFAULT NULL,
-                                                  p_created_by text DEFAULT NULL)
+                                                  p_created_by text DEFAULT NULL,
+                                                  p_platform boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -19,6 +22,11 @@ BEGIN
             MESSAGE = format('A key acts as a directory user or service:NAME, not %L', p_actor),
             HINT = 'Pass --actor u-2 (a user of the org''s directory) or --actor service:billing.';
     END IF;
+    IF coalesce(p_platform, false) AND p_actor NOT LIKE 'service:%' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH063',
+            MESSAGE = format('A platform key acts as a service account, not as %L', p_actor),
+            HINT = 'Pass --actor service:NAME (or leave --actor out: service:platform).';
+    END IF;
     IF p_actor NOT LIKE 'service:%' AND NOT EXISTS (
         SELECT 1 FROM charter.directory_users AS u WHERE u.org_id = v_org AND u.user_id = p_actor) THEN
         RAISE EXCEPTION USING ERRCODE = 'CH063',
@@ -27,9 +35,11 @@ BEGIN
     END IF;
     v_secret := 'chk_' || v_id || '_' || encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text
                                                                  || clock_timestamp()::text, 'UTF8')), 'hex');
-    INSERT INTO charter.api_keys (id, org_id, actor, label, secret_hash, created_by)
-    VALUES (v_id, v_org, p_actor, p_label, encode(sha256(convert_to(v_secret, 'UTF8')), 'hex'), p_created_by);
-    RETURN jsonb_build_object('id', v_id, 'orgId', v_org, 'actor', p_actor, 'label', p_label, 'key', v_secret);
+    INSERT INTO charter.api_keys (id, org_id, actor, label, secret_hash, created_by, platform)
+    VALUES (v_id, v_org, p_actor, p_label, encode(sha256(convert_to(v_secret, 'UTF8')), 'hex'), p_created_by,
+            coalesce(p_platform, false));
+    RETURN jsonb_build_object('id', v_id, 'orgId', v_org, 'actor', p_actor, 'label', p_label, 'key', v_secret,
+                              'platform', coalesce(p_platform, false));
 END;
 $$;
 
@@ -42,7 +52,7 @@ SET search_path = ''
 AS $$
     SELECT jsonb_build_object('id', k.id, 'orgId', k.org_id, 'actor', k.actor, 'label', k.label,
                               'createdAt', k.created_at, 'createdBy', k.created_by,
-                              'lastUsedAt', k.last_used_at, 'revokedAt', k.revoked_at)
+                              'lastUsedAt', k.last_used_at, 'revokedAt', k.revoked_at, 'platform', k.platform)
       FROM charter.api_keys AS k
      WHERE p_org_id IS NULL OR k.org_id = p_org_id
      ORDER BY k.org_id, k.created_at
@@ -90,8 +100,10 @@ BEGIN
         UPDATE charter.api_keys AS k SET last_used_at = now() WHERE k.id = v_key.id;
     END IF;
     -- Administration over HTTP (definitions, cancelling runs, force-failing, dropping dead
-    -- letters): service accounts, and users with the directory role admin.
+    -- letters): service accounts, and users with the directory role admin. Publishing a
+    -- contract: platform keys only.
     RETURN jsonb_build_object('id', v_key.id, 'orgId', v_key.org_id, 'actor', v_key.actor,
-                              'admin', v_key.actor LIKE 'service:%' OR 'admin' = ANY (v_roles));
+                              'admin', v_key.actor LIKE 'service:%' OR 'admin' = ANY (v_roles),
+                              'platform', v_key.platform);
 END;
 $$;

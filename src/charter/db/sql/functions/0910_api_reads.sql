@@ -29,7 +29,8 @@ AS $$
      WHERE r.id = p_run_id AND r.org_id = charter._acting_org(p_org_id)
 $$;
 
--- The definitions page: every entity type with a published contract, its envelope, and the
+-- The definitions page: every entity type with a published contract, the envelope version
+-- the org is on (pinned; the newest for a type it has not used) and the newest one, and the
 -- org's versions of it (patches, drafts included, and effective workflows), newest first.
 CREATE OR REPLACE FUNCTION charter.definition_overview(p_org_id text)
 RETURNS SETOF jsonb
@@ -40,7 +41,8 @@ SET search_path = ''
 AS $$
     SELECT jsonb_build_object(
         'entityType', t.entity_type,
-        'envelope', jsonb_build_object('versionId', e.id, 'version', e.version, 'compiled', e.compiled),
+        'envelope', jsonb_build_object('versionId', e.id, 'version', e.contract->'version', 'compiled', e.compiled),
+        'latestEnvelopeVersion', n.contract->'version',
         'current', (SELECT w.current_version_id FROM charter.workflows AS w
                      WHERE w.slug = format('effective:%s:%s', o.org, t.entity_type)),
         'versions', (SELECT coalesce(jsonb_agg(jsonb_build_object(
@@ -54,7 +56,10 @@ AS $$
       FROM (SELECT charter._acting_org(p_org_id) AS org) AS o
       CROSS JOIN LATERAL (SELECT substr(w.slug, length('envelope:') + 1) AS entity_type, w.current_version_id
                             FROM charter.workflows AS w WHERE w.slug LIKE 'envelope:%') AS t
-      JOIN charter.workflow_versions AS e ON e.id = t.current_version_id
+      JOIN charter.workflow_versions AS n ON n.id = t.current_version_id
+      JOIN charter.workflow_versions AS e
+        ON e.id = coalesce((SELECT p.envelope_version_id FROM charter.org_contracts AS p
+                             WHERE p.org_id = o.org AND p.entity_type = t.entity_type), n.id)
      ORDER BY t.entity_type
 $$;
 

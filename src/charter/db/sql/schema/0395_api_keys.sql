@@ -1,6 +1,7 @@
 -- API keys for `charter serve` (the ops surface): each acts in one org as one directory
 -- user or a service:NAME account. Only a hash of the secret is kept; the secret is shown
--- once, when the key is made.
+-- once, when the key is made. A platform key (charter keys create --platform) may also
+-- publish contracts, which are the platform's, not an org's.
 CREATE TABLE charter.api_keys (
     id           text        NOT NULL,
     org_id       text        NOT NULL,
@@ -11,6 +12,7 @@ CREATE TABLE charter.api_keys (
     created_by   text,
     last_used_at timestamptz,
     revoked_at   timestamptz,
+    platform     boolean     NOT NULL DEFAULT false,
     CONSTRAINT api_keys_pkey PRIMARY KEY (id),
     CONSTRAINT api_keys_secret_hash_key UNIQUE (secret_hash)
 );
