@@ -371,7 +371,7 @@ def _fast_track() -> Template:
                             "webhook_out",
                             {
                                 "url": "https://erp.example.com/hooks/invoice/{entity.vendor_id}",
-                                "payloadTemplate": {"total": "{entity.grand_total}"},
+                                "payloadTemplate": {"total": "entity.grand_total"},
                             },
                         ),
                     ],

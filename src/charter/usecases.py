@@ -381,8 +381,8 @@ def royalty_org() -> dict[str, Any]:
                         "webhook_out",
                         url="https://portal.example.com/franchisees/{entity.franchisee}/statements",
                         payloadTemplate={
-                            "franchisee": "{entity.franchisee}",
-                            "sales": "{entity.sales}",
+                            "franchisee": "entity.franchisee",
+                            "sales": "entity.sales",
                         },
                     ),
                 ],

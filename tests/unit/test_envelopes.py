@@ -350,6 +350,11 @@ def _patched(**changes):
             "SLOT_EDGE_CONDITION_INVALID",
             "ends too early",
         ),
+        (  # an edge condition that cannot be true or false would never be taken
+            lambda o: o["slots"][SLOT]["edges"][0].update(condition="entity.cost_center"),
+            "SLOT_EDGE_CONDITION_INVALID",
+            "it is a string",
+        ),
         (
             lambda o: o["slots"][SLOT]["nodes"][2]["config"].update(approvers=[]),
             "NODE_CONFIG_INVALID",
@@ -421,13 +426,49 @@ NODE_CASES = [
     ("wait_event", {"eventKey": "delivery:pod:{entity.vendor_id}", "timeout": "P3D"}, None),
     ("wait_event", {"eventKey": "delivery:{shipment}"}, "not a variable path"),
     ("wait_event", {"eventKey": "delivery:{entity.vendor_id"}, "unbalanced"),
+    ("condition", {"expression": "entity.vendor_id == 'v-7' || true"}, None),
+    # What decides must be able to be true or false: a number would match no edge.
+    ("condition", {"expression": "entity.grand_total"}, "it is a number"),
+    ("condition", {"expression": "'yes'"}, "decides between true and false"),
     (
         "webhook_out",
         {
             "url": "https://x.example/{entity.vendor_id}",
-            "payloadTemplate": {"total": "{entity.grand_total}", "n": 1},
+            "payloadTemplate": {"total": "entity.grand_total", "n": "1", "kind": "'invoice'"},
+            "headers": {"X-Vendor": "vendor {entity.vendor_id}"},
         },
         None,
+    ),
+    # payloadTemplate is a map of expressions in a webhook as in an action: a {…} text
+    # template (once sent as the literal text) and a value that is no expression are refused.
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"total": "{entity.grand_total}"}},
+        "write 'entity.grand_total' for the value itself",
+    ),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"t": "Total {entity.grand_total}"}},
+        "expressions do not join text",
+    ),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": {"t": "'{kept}'"}}, None),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": {"n": 1}}, "not an expression"),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"deep": {"a": "entity.grand_total"}}},
+        "payloadTemplate.deep",
+    ),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": ["x"]}, "map names to"),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"ref": "entity.ref"}},
+        "entity.ref is not a declared field",
+    ),
+    ("webhook_out", {"url": "https://x.example", "headers": {"X-N": 5}}, "headers.X-N"),
+    (
+        "action",
+        {"actionType": "invoice.post", "payloadTemplate": {"t": "{entity.grand_total}"}},
+        "write 'entity.grand_total'",
     ),
     ("webhook_out", {"url": "ftp://x"}, "must start with https://"),
     ("notification", {"channel": "sms", "to": "{entity.customer_email}", "body": "Hi"}, None),

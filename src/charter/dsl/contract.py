@@ -191,7 +191,7 @@ class EntityContract(_Model):
                 problems.append(f"{where}: an empty list of roles would let nobody act")
             if policy.rule is not None:
                 try:
-                    compile_expression(policy.rule, self.expression_schema())
+                    compile_expression(policy.rule, self.expression_schema(), boolean=True)
                 except ExpressionError as exc:
                     problems.append(f"{where}.rule: {exc.message}")
         return problems
@@ -207,7 +207,7 @@ class EntityContract(_Model):
         for key, policy in (self.policies or {}).items():
             if policy.rule is not None:
                 data["policies"][key]["compiled"] = compile_expression(
-                    policy.rule, self.expression_schema()
+                    policy.rule, self.expression_schema(), boolean=True
                 )
         return data
 

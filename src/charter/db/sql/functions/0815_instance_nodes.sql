@@ -319,7 +319,13 @@ BEGIN
                 'method', coalesce(v_config->>'method', 'POST'),
                 'headers', coalesce((SELECT jsonb_object_agg(k, charter._render(v #>> '{}', v_vars))
                                        FROM jsonb_each(coalesce(v_config->'headers', '{}'::jsonb)) AS h(k, v)), '{}'::jsonb),
-                'body', coalesce((SELECT jsonb_object_agg(k, charter._render_value(v, v_vars))
+                -- payloadTemplate values are compiled expressions, as an action's are. An
+                -- effective version stored before that rule keeps {…} text templates in
+                -- them: it renders them as it always did (_render_value).
+                'body', coalesce((SELECT jsonb_object_agg(k, CASE
+                                      WHEN jsonb_typeof(v) = 'object' AND v ? 'ast' AND jsonb_typeof(v->'expression') = 'string'
+                                      THEN coalesce(charter.eval_expr(v, v_vars)->'result', 'null'::jsonb)
+                                      ELSE charter._render_value(v, v_vars) END)
                                     FROM jsonb_each(coalesce(v_config->'payloadTemplate', '{}'::jsonb)) AS b(k, v)), '{}'::jsonb));
             v_effect := 'webhook';
         ELSE
