@@ -139,7 +139,7 @@ def test_the_test_clock_cannot_move_in_production(db_url, monkeypatch):
 def test_an_amendment_cancels_the_originals_instance_and_starts_the_new_ones(db_url, engine):
     with Client(db_url, org_id="acme") as client:
         client.definitions.publish(TEMPLATES["invoice_approval"].contract)  # bare envelope
-        client.directory.put_user("u", roles=[])
+        client.directory.put_user("u", roles=["clerk", "finance_manager"])
         docs = client.documents
         doc = docs.create("invoice", {"grand_total": 10}, actor="u")
         docs.transition(doc.id, "submit", actor="u")
