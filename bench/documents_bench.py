@@ -58,7 +58,9 @@ def main() -> int:
     with Client(url, org_id="acme", pool_size=THREADS + 1) as client:
         contract = dict(TEMPLATES["invoice_approval"].contract)
         contract["fields"] = {"grand_total": "number", "vendor_id": "string"}
-        contract["policies"] = {"submit": {"roles": ["clerk"]}}
+        # Every gate has its policy (closed by default); updates have none, as before.
+        gates = ("submit", "approve", "amend", "cancel")
+        contract["policies"] = {gate: {"roles": ["clerk"]} for gate in gates}
         client.definitions.publish(contract)
         client.directory.put_user("u-1", roles=["clerk", "manager"])
         started = time.monotonic()

@@ -89,6 +89,8 @@ The tree::
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
     ├── ApiKeyInvalidError            API_KEY_INVALID (a key for an unknown actor)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
+    │   ├── ContractPolicyMissingError    CONTRACT_POLICY_MISSING (a gate or action no policy
+    │   │                                 grants, and no "*" default: nobody may pass it)
     │   ├── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │   │   EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
     │   │   SlotUnknownError, SlotPatchEmptyError, SlotNodeIdInvalidError,
@@ -352,6 +354,12 @@ class WorkflowJoinInvalidError(WorkflowStructureError, code="WORKFLOW_JOIN_INVAL
 
 class WorkflowSystemIntegrityError(WorkflowStructureError, code="WORKFLOW_SYSTEM_INTEGRITY"):
     """WF-08: a system node or edge of the envelope was changed or removed."""
+
+
+class ContractPolicyMissingError(ContractError, code="CONTRACT_POLICY_MISSING", sqlstate="CH090"):
+    """A contract states no policy for a gate or a declared action, and no ``"*"`` default:
+    what no policy grants is refused (at publish, and by ``mutate()`` for a contract stored
+    before the rule)."""
 
 
 class OrgDefinitionInvalidError(ContractError, code="ORG_DEFINITION_INVALID"):

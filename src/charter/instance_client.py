@@ -79,7 +79,9 @@ class Rules:
         *,
         connection: Connection | None = None,
     ) -> Rule:
-        """Store a new version of the rule (unchanged when it equals the latest)."""
+        """Store a new version of the rule (unchanged when it equals the latest). A rule
+        decides a rule node's true or false edge, so its expression must be able to be true
+        or false (else EXPR_TYPE_MISMATCH)."""
         op = ops.put_rule(self._org, rule_id, expression, description)
         return self._store.perform(op, connection)
 

@@ -106,7 +106,9 @@ def put_rule(
 ) -> Operation[Rule]:
     if not isinstance(expression, str):
         raise ArgumentError(f"a rule's expression is a string, not {type(expression).__name__}")
-    compiled = compile_expression(expression)
+    # A rule node takes its true or false edge: a rule that cannot be either would strand
+    # every document that reaches it.
+    compiled = compile_expression(expression, boolean=True)
     params = {
         "org_id": org_id,
         "rule_id": text_argument(rule_id, "rule_id"),

@@ -74,6 +74,12 @@ def _invoice_contract() -> dict[str, Any]:
             "currency": "string",
             "customer_email": "string",
         },
+        # Closed by default: clerks do the rest; only a finance manager passes approve by
+        # hand (the workflow passes it as the system when its approvals are given).
+        "policies": {
+            "*": {"roles": ["clerk"]},
+            "approve": {"roles": ["finance_manager"]},
+        },
     }
 
 
@@ -180,6 +186,11 @@ def _purchase_order() -> Template:
             }
         ],
         "fields": {"total": "number", "cost_center": "string"},
+        "policies": {
+            "*": {"roles": ["buyer"]},
+            "approve": {"roles": ["finance_manager"]},
+            "reject": {"roles": ["finance_manager"]},
+        },
     }
     slot = "slot:submitted_to_approved"
     return Template(
@@ -235,6 +246,7 @@ def _return_credit_note() -> Template:
             }
         ],
         "fields": {"original_invoice_id": "string", "amount": "number"},
+        "policies": {"*": {"roles": ["ar_clerk"]}, "issue": {"roles": ["ar_manager"]}},
     }
     slot = "slot:submitted_to_issued"
     return Template(
@@ -371,7 +383,7 @@ def _fast_track() -> Template:
                             "webhook_out",
                             {
                                 "url": "https://erp.example.com/hooks/invoice/{entity.vendor_id}",
-                                "payloadTemplate": {"total": "{entity.grand_total}"},
+                                "payloadTemplate": {"total": "entity.grand_total"},
                             },
                         ),
                     ],

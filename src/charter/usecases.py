@@ -64,6 +64,12 @@ def invoice_contract() -> dict[str, Any]:
             "posted_at": "string",
         },
         "actions": [{"actionType": "ap_invoice.post", "fields": ["gl_batch", "posted_at"]}],
+        # Closed by default: AP clerks enter, submit, review and cancel; posting by hand is
+        # the finance manager's (the workflow posts as the system).
+        "policies": {
+            "*": {"roles": ["ap_clerk"]},
+            "ap_invoice.post": {"roles": ["finance_manager"]},
+        },
     }
 
 
@@ -188,6 +194,11 @@ def sales_order_contract() -> dict[str, Any]:
             "reserved": "boolean",
         },
         "actions": [{"actionType": "sales_order.reserve_inventory", "fields": ["reserved"]}],
+        "policies": {
+            "*": {"roles": ["sales"]},
+            "confirm": {"roles": ["warehouse"]},
+            "sales_order.reserve_inventory": {"roles": ["warehouse"]},
+        },
     }
 
 
@@ -274,6 +285,10 @@ def shipment_contract() -> dict[str, Any]:
             )
         ],
         "fields": {"shipment_id": "string", "carrier": "string"},
+        "policies": {
+            "*": {"roles": ["sales", "warehouse"]},
+            "deliver": {"roles": ["logistics_manager"]},
+        },
     }
 
 
@@ -348,6 +363,11 @@ def royalty_contract() -> dict[str, Any]:
         "actions": [
             {"actionType": "royalty_period.generate_statement", "fields": ["statement_ready"]}
         ],
+        "policies": {
+            "*": {"roles": ["sales", "franchise_ops"]},
+            "close": {"roles": ["franchise_ops"]},
+            "royalty_period.generate_statement": {"roles": ["franchise_ops"]},
+        },
     }
 
 
@@ -381,8 +401,8 @@ def royalty_org() -> dict[str, Any]:
                         "webhook_out",
                         url="https://portal.example.com/franchisees/{entity.franchisee}/statements",
                         payloadTemplate={
-                            "franchisee": "{entity.franchisee}",
-                            "sales": "{entity.sales}",
+                            "franchisee": "entity.franchisee",
+                            "sales": "entity.sales",
                         },
                     ),
                 ],

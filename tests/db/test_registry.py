@@ -140,6 +140,21 @@ def test_ensure_workflow_needs_an_id(reg, wf_id):
         reg.ensure_workflow(wf_id, "d")
 
 
+@pytest.mark.parametrize("description", [None, "", "   "])
+def test_ensure_workflow_needs_a_description(reg, db_url, description):
+    """Seed 001: a workflow's description is required, on creation and on update."""
+    with pytest.raises(RegistryInputError, match="needs a description") as caught:
+        reg.ensure_workflow("wf", description)
+    assert "ensure_workflow(" in caught.value.message  # the fix, by example
+    reg.ensure_workflow("wf", "described")
+    with pytest.raises(RegistryInputError, match="needs a description"):
+        reg.ensure_workflow("wf", description)  # an update may not clear it either
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("SELECT description FROM charter.workflows").fetchall() == [
+            ("described",)
+        ]
+
+
 def test_unknown_on_existing_is_refused(reg):
     with pytest.raises(RegistryInputError, match="on_existing='merge'"):
         reg.ensure_workflow("wf", "d", on_existing="merge")

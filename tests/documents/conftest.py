@@ -29,6 +29,8 @@ def invoice_contract() -> dict[str, Any]:
         "cancel": {"rule": "actor.roles contains 'manager'"},
         "approve": {"rule": "org.approvers contains actor.id"},
         "invoice.post": {"roles": ["accountant"]},
+        # Closed by default: the rest (update, submit, amend) for the org's roles.
+        "*": {"roles": ["clerk", "manager", "accountant"]},
     }
     contract["actions"] = [{"actionType": "invoice.post", "fields": ["gl_batch", "posted_at"]}]
     return contract

@@ -11,6 +11,7 @@ import pytest
 from charter import AsyncClient
 from charter.errors import (
     ActorUnknownError,
+    ContractPolicyMissingError,
     DocumentAmendedError,
     DocumentExistsError,
     DocumentInvalidError,
@@ -246,6 +247,99 @@ def test_the_policy_is_checked_before_anything_else_is_revealed(acme):
         docs.transition(doc.id, "approve", actor="u-9", to="nowhere", expected_version=1)
 
 
+def _memo_contract(policies):
+    return {
+        "entityType": "memo",
+        "version": 1,
+        "states": [
+            {"id": "draft", "editWindow": "editable"},
+            {"id": "open", "editWindow": "editable"},
+            {"id": "done", "editWindow": "locked"},
+        ],
+        "transitions": [
+            {"from": "draft", "to": "open", "gate": "open"},
+            {"from": "open", "to": "done", "gate": "close"},
+        ],
+        "fields": {"text": "string", "stamp": "string"},
+        "actions": [{"actionType": "memo.stamp", "fields": ["stamp"]}],
+        "policies": policies,
+    }
+
+
+def _store_as_published_before(db_url, contract):
+    """Stores a contract as publish did before a gate or action needed a policy: its
+    policies as given (publish now refuses it with CONTRACT_POLICY_MISSING)."""
+    from psycopg.types.json import Jsonb
+
+    from charter.compiler.effective import compile_effective
+    from charter.compiler.envelope import generate_envelope
+    from charter.dsl.contract import EntityContract
+
+    granted = EntityContract.from_json({**contract, "policies": {"*": {"rule": "true"}}})
+    with pytest.raises(ContractPolicyMissingError):
+        EntityContract.from_json(contract)
+    envelope = generate_envelope(granted)
+    stored = {k: v for k, v in granted.stored_json().items() if k != "policies"}
+    if contract.get("policies"):
+        stored["policies"] = contract["policies"]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT charter.publish_contract(%s, %s, %s)",
+            (Jsonb(stored), Jsonb(envelope), Jsonb(compile_effective(envelope))),
+        )
+
+
+def test_a_gate_or_action_no_policy_grants_is_refused_for_a_contract_stored_before(acme, db_url):
+    """Closed by default, in the write path too: a contract stored before publish required a
+    policy for every gate and action refuses those to every user (the engine's reserved
+    actors still pass); create and update without a policy stay open."""
+    _store_as_published_before(db_url, _memo_contract({"close": {"roles": ["manager"]}}))
+    docs = acme.documents
+    doc = docs.create("memo", {"text": "hi"}, actor="u-1")
+    doc = docs.update(doc.id, {"text": "hello"}, actor="u-1")
+    before = counts(db_url)
+    with pytest.raises(ContractPolicyMissingError) as caught:
+        docs.transition(doc.id, "open", actor="u-2")
+    assert "gate 'open'" in caught.value.message and '"*"' in caught.value.message
+    assert "charter publish" in caught.value.message  # the fix: publish it with policies
+    with pytest.raises(ContractPolicyMissingError, match=r"action 'memo\.stamp'"):
+        docs.mutate(doc.id, "memo.stamp", {"stamp": "S"}, actor="u-1")
+    assert counts(db_url) == before
+    doc = docs.transition(doc.id, "open", actor="system")  # the engine passes
+    assert docs.transition(doc.id, "close", actor="u-2").state == "done"  # its own policy
+
+
+def test_the_default_policy_covers_what_has_none_of_its_own(acme, db_url):
+    """ "*" is the policy of create, update, every gate and action without one; a key's own
+    policy comes first."""
+    policies = {"*": {"roles": ["clerk"]}, "close": {"roles": ["manager"]}}
+    acme.definitions.publish(_memo_contract(policies))
+    docs = acme.documents
+    with pytest.raises(PolicyDeniedError, match="may not create"):
+        docs.create("memo", {"text": "x"}, actor="u-2")  # a manager, not a clerk
+    doc = docs.create("memo", {"text": "x"}, actor="u-1")
+    with pytest.raises(PolicyDeniedError, match="may not update"):
+        docs.update(doc.id, {"text": "y"}, actor="u-3")
+    with pytest.raises(PolicyDeniedError, match="may not open"):
+        docs.transition(doc.id, "open", actor="u-2")
+    doc = docs.transition(doc.id, "open", actor="u-1")
+    doc = docs.mutate(doc.id, "memo.stamp", {"stamp": "S"}, actor="u-1")
+    with pytest.raises(PolicyDeniedError, match="may not close"):
+        docs.transition(doc.id, "close", actor="u-1")  # close has its own: managers
+    assert docs.transition(doc.id, "close", actor="u-2").state == "done"
+
+
+def test_a_contract_with_a_gate_no_policy_grants_is_not_published(acme, db_url):
+    with pytest.raises(
+        ContractPolicyMissingError, match=r"the gate 'open' and the action 'memo\.stamp'"
+    ):
+        acme.definitions.publish(_memo_contract({"close": {"roles": ["manager"]}}))
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM charter.workflows WHERE slug = 'envelope:memo'"
+        ).fetchone() == (0,)
+
+
 def test_a_document_is_amended_once_and_an_amend_only_window_takes_the_edit(acme, db_url):
     docs = acme.documents
     active = docs.transition(docs.create("invoice", {}, actor="u-1").id, "submit", actor="u-1")
@@ -376,12 +470,14 @@ def test_a_policy_that_passes_without_a_call_is_one_check_policy_allows(db_url):
     roles alone (strings, as publish requires) it refuses, _check_policy must refuse."""
     Jsonb = psycopg.types.json.Jsonb
     with psycopg.connect(db_url, autocommit=True) as conn:
-        for policy in POLICIES:
-            contract = Jsonb({"policies": {} if policy is None else {"act": policy}})
+        for policy, key in [(p, k) for p in POLICIES for k in ("act", "*")]:
+            contract = Jsonb({"policies": {} if policy is None else {key: policy}})
             for actor in ACTORS:
+                # mutate() passes the key's policy, else the "*" default
                 passes = conn.execute(
-                    "SELECT charter._policy_passes(%s::jsonb #> '{policies,act}', %s)",
-                    (contract, Jsonb(actor)),
+                    "SELECT charter._policy_passes(coalesce(%s::jsonb #> '{policies,act}', "
+                    "%s::jsonb #> '{policies,*}'), %s)",
+                    (contract, contract, Jsonb(actor)),
                 ).fetchone()[0]
                 if passes:
                     conn.execute(

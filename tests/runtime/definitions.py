@@ -7,6 +7,9 @@ from typing import Any
 
 
 def contract(entity_type: str, fields: dict[str, str], **extra: Any) -> dict[str, Any]:
+    """Policies are closed by default: these contracts grant every actor of the org what the
+    test's ``policies=`` does not restrict (a ``"*"`` default of ``{"rule": "true"}``)."""
+    policies = {"*": {"rule": "true"}, **extra.pop("policies", {})}
     return {
         "entityType": entity_type,
         "version": 1,
@@ -29,6 +32,7 @@ def contract(entity_type: str, fields: dict[str, str], **extra: Any) -> dict[str
             }
         ],
         "fields": fields,
+        "policies": policies,
         **extra,
     }
 

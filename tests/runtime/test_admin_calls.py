@@ -37,7 +37,7 @@ def test_retry_run_resumes_a_failed_instance_from_the_node_that_failed(db_url, s
     with Client(db_url, org_id="acme") as client, running_worker(db_url, poll_interval=0.05):
         client.definitions.publish(invoice_contract())
         client.definitions.publish(invoice_contract(), _strict_org())
-        client.directory.put_user("clerk", roles=[])
+        client.directory.put_user("clerk", roles=["ap_clerk"])
         docs = client.documents
         doc = docs.create("ap_invoice", {"grand_total": 700, "vendor_id": "v"}, actor="clerk")
         docs.transition(doc.id, "submit", actor="clerk")

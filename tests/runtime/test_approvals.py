@@ -296,7 +296,7 @@ def test_use_case_a_three_lanes_end_posted_and_locked(db_url, engine):
     with Client(db_url, org_id="lanes") as client:
         client.definitions.publish(invoice_contract())
         client.definitions.publish(invoice_contract(), invoice_lanes_org())
-        for user, roles in (("clerk", []), ("fm", ["finance_manager"]), ("cc-9", []),
+        for user, roles in (("clerk", ["ap_clerk"]), ("fm", ["finance_manager"]), ("cc-9", []),
                             ("mgr", ["manager"]), ("cfo", ["cfo"])):  # fmt: skip
             client.directory.put_user(user, roles=roles)
         client.directory.put_org({"trusted_vendors": ["v-trusted"]})

@@ -41,7 +41,7 @@ def test_a_worker_killed_after_sending_is_followed_by_one_success(acme, db_url, 
     contract = defs.contract("payout", {"ref": "string"})
     nodes = [
         ("pay", "webhook_out", {"url": receiver.url + "/payouts",
-                                "payloadTemplate": {"ref": "{entity.ref}"}}),
+                                "payloadTemplate": {"ref": "entity.ref"}}),
         ("paid", "script", {"expression": "true", "assignTo": "context.paid"}),
     ]  # fmt: skip
     acme.definitions.publish(contract)

@@ -144,6 +144,7 @@ def test_wf05_with_an_amendment_branch_the_workflow_takes_it(db_url, engine, mon
     org = copy.deepcopy(invoice_org())
     org["baseRef"]["entityType"] = "po"
     contract["actions"] = [{"actionType": "po.post", "fields": ["gl_batch", "posted_at"]}]
+    contract["policies"]["po.post"] = contract["policies"].pop("ap_invoice.post")
     org["slots"]["slot:posting"]["nodes"][0]["config"]["actionType"] = "po.post"
     with Client(db_url, org_id="acme") as client:
         client.definitions.publish(contract)

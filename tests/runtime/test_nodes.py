@@ -9,7 +9,12 @@ from datetime import timedelta
 import pytest
 
 from charter import Client
-from charter.errors import ExpressionError, ProductionClockError, RuleNotFoundError
+from charter.errors import (
+    ExpressionError,
+    ExprTypeMismatchError,
+    ProductionClockError,
+    RuleNotFoundError,
+)
 from charter.templates import TEMPLATES
 
 from . import definitions as defs
@@ -18,6 +23,28 @@ from . import definitions as defs
 def _publish(client, contract, org):
     client.definitions.publish(contract)
     client.definitions.publish(contract, org)
+
+
+@pytest.mark.parametrize("expression", ["'yes'", "42", "[true]", "actor"])
+def test_a_rule_that_cannot_be_true_or_false_is_not_stored(acme, db_url, expression):
+    """A rule node takes its true or false edge: a rule that can be neither would strand
+    every document that reaches it, so the store refuses it (sync and async alike)."""
+    import asyncio
+
+    from charter import AsyncClient
+
+    with pytest.raises(ExprTypeMismatchError, match="decides between true and false"):
+        acme.rules.put("claims.odd", expression)
+
+    async def put_async() -> None:
+        async with AsyncClient(db_url, org_id="acme") as client:
+            await client.rules.put("claims.odd", expression)
+
+    with pytest.raises(ExprTypeMismatchError):
+        asyncio.run(put_async())
+    with pytest.raises(RuleNotFoundError):
+        acme.rules.get("claims.odd")
+    assert acme.rules.put("claims.odd", "context.flag").version == 1  # unknown type: may be
 
 
 def test_a_rule_node_evaluates_the_orgs_latest_rule_and_names_its_version(acme, engine):
@@ -112,7 +139,7 @@ def test_the_test_clock_cannot_move_in_production(db_url, monkeypatch):
 def test_an_amendment_cancels_the_originals_instance_and_starts_the_new_ones(db_url, engine):
     with Client(db_url, org_id="acme") as client:
         client.definitions.publish(TEMPLATES["invoice_approval"].contract)  # bare envelope
-        client.directory.put_user("u", roles=[])
+        client.directory.put_user("u", roles=["clerk", "finance_manager"])
         docs = client.documents
         doc = docs.create("invoice", {"grand_total": 10}, actor="u")
         docs.transition(doc.id, "submit", actor="u")

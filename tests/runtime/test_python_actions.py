@@ -49,7 +49,7 @@ def test_a_python_action_runs_at_least_once_and_patches_through_mutate(db_url, m
     with Client(db_url, org_id="acme") as client:
         client.definitions.publish(contract)
         client.definitions.publish(contract, org)
-        client.directory.put_user("u", roles=[])
+        client.directory.put_user("u", roles=["sales"])
         actions = {"royalty_period.compute_fee": compute_fee}
         with running_worker(db_url, actions=actions, poll_interval=0.05):
             doc = client.documents.create(

@@ -40,7 +40,7 @@ def test_one_trace_from_mutate_through_the_nodes_to_the_delivery(acme, engine, s
     try:
         contract = defs.contract("notice", {"code": "string"})
         nodes = [
-            ("send", "webhook_out", {"url": receiver.url + "/t", "payloadTemplate": {"c": "x"}}),
+            ("send", "webhook_out", {"url": receiver.url + "/t", "payloadTemplate": {"c": "'x'"}}),
             ("sent", "script", {"expression": "true", "assignTo": "context.sent"}),
         ]
         acme.definitions.publish(contract)

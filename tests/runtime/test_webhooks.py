@@ -28,7 +28,7 @@ def _publish(client, url, *, failed_edge):
     contract = defs.contract("notice", {"code": "string"})
     nodes = [
         ("send", "webhook_out", {"url": url + "/hooks/{entity.code}",
-                                 "payloadTemplate": {"code": "{entity.code}", "kind": "notice"},
+                                 "payloadTemplate": {"code": "entity.code", "kind": "'notice'"},
                                  "headers": {"X-Tenant": "{entity.code}"}}),
         ("sent", "script", {"expression": "true", "assignTo": "context.sent"}),
     ]  # fmt: skip
@@ -160,3 +160,69 @@ def test_a_header_charter_sets_itself_is_refused_when_published(acme, receiver):
     acme.definitions.publish(contract)
     with pytest.raises(ContractError, match="set by charter"):
         acme.definitions.publish(contract, defs.org_definition("notice", nodes, []))
+
+
+def test_a_payload_value_is_an_expression_as_in_an_action(acme, engine, receiver):
+    """payloadTemplate means one thing everywhere: each value is an expression. A field is
+    sent as its value (it once went out as the literal text "entity.ref"), a number stays a
+    number, text is quoted; a {…} text template is refused at publish, with the fix."""
+    contract = defs.contract("notice", {"code": "string", "total": "number"})
+    payload = {"code": "entity.code", "total": "entity.total", "kind": "'notice'", "n": "2"}
+    nodes = [("send", "webhook_out", {"url": receiver.url + "/p", "payloadTemplate": payload})]
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, defs.org_definition("notice", nodes, []))
+    doc = acme.documents.create("notice", {"code": "P1", "total": 12.5}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    deadline = time.monotonic() + 20
+    while not receiver.to("/p"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    [request] = receiver.to("/p")
+    assert json.loads(request["body"]) == {"code": "P1", "total": 12.5, "kind": "notice", "n": 2}
+
+    from charter.errors import NodeConfigInvalidError
+
+    config = {"url": receiver.url + "/p", "payloadTemplate": {"code": "{entity.code}"}}
+    templated = [("send", "webhook_out", config)]
+    with pytest.raises(NodeConfigInvalidError, match=r"write 'entity\.code' for the value itself"):
+        acme.definitions.publish(contract, defs.org_definition("notice", templated, []))
+
+
+def test_a_version_stored_with_text_templates_in_its_payload_still_renders_them(
+    acme, engine, receiver, db_url
+):
+    """Effective versions published before payloads were expressions keep their {…} text
+    templates in the stored artifact; the engine renders those as it did (a lone placeholder
+    keeps its value's type, other text stays text)."""
+    from psycopg.types.json import Jsonb
+
+    from charter.compiler.compiled import compiled_hash
+    from charter.compiler.effective import compile_effective
+    from charter.compiler.envelope import generate_envelope
+    from charter.dsl.contract import EntityContract
+
+    contract = defs.contract("notice", {"code": "string", "total": "number"})
+    nodes = [("send", "webhook_out", {"url": receiver.url + "/old",
+                                      "payloadTemplate": {"code": "entity.code"}})]  # fmt: skip
+    definition = defs.org_definition("notice", nodes, [])
+    acme.definitions.publish(contract)
+    compiled = compile_effective(generate_envelope(EntityContract.from_json(contract)), definition)
+    compiled["nodes"]["usr:slot:work:send"]["config"]["payloadTemplate"] = {
+        "code": "{entity.code}", "total": "{entity.total}", "kind": "notice", "n": 1,
+    }  # fmt: skip
+    compiled["hash"] = compiled_hash(compiled)
+    import psycopg
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT charter.publish_org_definition('acme', 'notice', %s, %s, %s)",
+            (Jsonb(definition), Jsonb(definition["baseRef"]), Jsonb(compiled)),
+        )
+    doc = acme.documents.create("notice", {"code": "O1", "total": 3}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    deadline = time.monotonic() + 20
+    while not receiver.to("/old"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    [request] = receiver.to("/old")
+    assert json.loads(request["body"]) == {"code": "O1", "total": 3, "kind": "notice", "n": 1}

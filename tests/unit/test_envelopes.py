@@ -12,7 +12,7 @@ from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
 from charter.compiler.mermaid import to_mermaid
 from charter.dsl.contract import EntityContract
-from charter.errors import ContractError
+from charter.errors import ContractError, ContractPolicyMissingError
 from charter.templates import TEMPLATES
 
 SLOT = "slot:submitted_to_approved"
@@ -67,6 +67,79 @@ def test_invalid_contracts_are_refused_naming_the_problem(change, fragment):
     change(data)
     code, message = _code(lambda: EntityContract.from_json(data))
     assert code == "CONTRACT_INVALID" and fragment in message
+
+
+def _gates_and_actions(policies):
+    data = contract_json()
+    data["actions"] = [{"actionType": "invoice.post", "fields": ["vendor_id"]}]
+    data["policies"] = policies
+    return data
+
+
+@pytest.mark.parametrize(
+    ("policies", "named"),
+    [
+        (
+            None,
+            ["the gates 'submit', 'approve', 'amend', 'cancel' and the action 'invoice.post'"],
+        ),
+        ({"create": {"roles": ["clerk"]}, "update": {"roles": ["clerk"]}}, ["'submit'"]),
+        (
+            {g: {"roles": ["clerk"]} for g in ("submit", "approve", "amend", "cancel")},
+            ["for the action 'invoice.post':"],
+        ),
+        ({"invoice.post": {"roles": ["clerk"]}, "submit": {"roles": ["clerk"]}}, ["gates 'app"]),
+    ],
+)
+def test_a_gate_or_action_without_a_policy_is_refused_naming_each(policies, named):
+    """Closed by default: publish refuses a contract that leaves a gate or a declared action
+    to no policy (it would be open to every actor), naming each and the fix."""
+    data = _gates_and_actions(policies)
+    with pytest.raises(ContractPolicyMissingError) as caught:
+        EntityContract.from_json(data)
+    assert caught.value.code == "CONTRACT_POLICY_MISSING"
+    assert isinstance(caught.value, ContractError)
+    for name in named:
+        assert name in caught.value.message
+    assert '"*"' in caught.value.message and '"policies"' in caught.value.message
+    if policies:
+        assert "'create'" not in caught.value.message  # create and update are no gates
+
+
+@pytest.mark.parametrize(
+    "policies",
+    [
+        {"*": {"roles": ["clerk"]}},
+        {"*": {"rule": "true"}, "approve": {"roles": ["finance_manager"]}},
+        {
+            **{g: {"roles": ["clerk"]} for g in ("submit", "approve", "amend", "cancel")},
+            "invoice.post": {"rule": "actor.roles contains 'accountant'"},
+        },
+    ],
+)
+def test_a_policy_for_each_gate_and_action_or_a_default_is_enough(policies):
+    contract = EntityContract.from_json(_gates_and_actions(policies))
+    assert contract.ungranted() == []
+    assert contract.to_json()["policies"] == policies
+
+
+@pytest.mark.parametrize(
+    ("rule", "fragment"),
+    [
+        ("entity.grand_total", "it is a number"),
+        ("actor", "it is an object"),
+        ("'clerk'", "it is a string"),
+    ],
+)
+def test_a_policy_rule_must_be_able_to_be_true_or_false(rule, fragment):
+    data = _gates_and_actions({"*": {"rule": rule}})
+    code, message = _code(lambda: EntityContract.from_json(data))
+    assert code == "CONTRACT_INVALID" and "policies.*.rule" in message and fragment in message
+
+
+def test_an_unknown_policy_key_names_the_default_among_the_known():
+    code, message = _code(lambda: EntityContract.from_json(_gates_and_actions({"**": {}})))
+    assert code == "CONTRACT_INVALID" and "'**'" in message and "*," in message
 
 
 # -- envelopes ---------------------------------------------------------------------------
@@ -132,6 +205,7 @@ def test_envelope_rules():
             {"from": "a", "to": "b", "gate": "go"},
             {"from": "b", "to": "a", "gate": "back"},
         ],
+        "policies": {"*": {"roles": ["clerk"]}},
     }
     code, _ = _code(lambda: generate_envelope(EntityContract.from_json(endless)))
     assert code == "ENVELOPE_NO_END"
@@ -350,6 +424,11 @@ def _patched(**changes):
             "SLOT_EDGE_CONDITION_INVALID",
             "ends too early",
         ),
+        (  # an edge condition that cannot be true or false would never be taken
+            lambda o: o["slots"][SLOT]["edges"][0].update(condition="entity.cost_center"),
+            "SLOT_EDGE_CONDITION_INVALID",
+            "it is a string",
+        ),
         (
             lambda o: o["slots"][SLOT]["nodes"][2]["config"].update(approvers=[]),
             "NODE_CONFIG_INVALID",
@@ -421,13 +500,49 @@ NODE_CASES = [
     ("wait_event", {"eventKey": "delivery:pod:{entity.vendor_id}", "timeout": "P3D"}, None),
     ("wait_event", {"eventKey": "delivery:{shipment}"}, "not a variable path"),
     ("wait_event", {"eventKey": "delivery:{entity.vendor_id"}, "unbalanced"),
+    ("condition", {"expression": "entity.vendor_id == 'v-7' || true"}, None),
+    # What decides must be able to be true or false: a number would match no edge.
+    ("condition", {"expression": "entity.grand_total"}, "it is a number"),
+    ("condition", {"expression": "'yes'"}, "decides between true and false"),
     (
         "webhook_out",
         {
             "url": "https://x.example/{entity.vendor_id}",
-            "payloadTemplate": {"total": "{entity.grand_total}", "n": 1},
+            "payloadTemplate": {"total": "entity.grand_total", "n": "1", "kind": "'invoice'"},
+            "headers": {"X-Vendor": "vendor {entity.vendor_id}"},
         },
         None,
+    ),
+    # payloadTemplate is a map of expressions in a webhook as in an action: a {…} text
+    # template (once sent as the literal text) and a value that is no expression are refused.
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"total": "{entity.grand_total}"}},
+        "write 'entity.grand_total' for the value itself",
+    ),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"t": "Total {entity.grand_total}"}},
+        "expressions do not join text",
+    ),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": {"t": "'{kept}'"}}, None),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": {"n": 1}}, "not an expression"),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"deep": {"a": "entity.grand_total"}}},
+        "payloadTemplate.deep",
+    ),
+    ("webhook_out", {"url": "https://x.example", "payloadTemplate": ["x"]}, "map names to"),
+    (
+        "webhook_out",
+        {"url": "https://x.example", "payloadTemplate": {"ref": "entity.ref"}},
+        "entity.ref is not a declared field",
+    ),
+    ("webhook_out", {"url": "https://x.example", "headers": {"X-N": 5}}, "headers.X-N"),
+    (
+        "action",
+        {"actionType": "invoice.post", "payloadTemplate": {"t": "{entity.grand_total}"}},
+        "write 'entity.grand_total'",
     ),
     ("webhook_out", {"url": "ftp://x"}, "must start with https://"),
     ("notification", {"channel": "sms", "to": "{entity.customer_email}", "body": "Hi"}, None),

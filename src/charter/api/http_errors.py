@@ -28,6 +28,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.WorkflowGatePendingError: 409,
     e.DocumentAmendedError: 409,
     e.PolicyDeniedError: 403,
+    e.ContractPolicyMissingError: 403,  # a gate or action no policy grants: refused to all
     e.WorkflowEditLockedError: 403,
     e.ApprovalNotApproverError: 403,
     e.ApprovalSelfApprovalError: 403,

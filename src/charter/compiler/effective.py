@@ -328,12 +328,12 @@ def _apply_patch(
         condition = None
         if edge.condition is not None:
             try:
-                condition = compile_expression(edge.condition, schema)
+                condition = compile_expression(edge.condition, schema, boolean=True)
             except ExpressionError as exc:
                 raise ContractError(
                     f"Slot {slot_id}: edge {edge.id}: condition: {exc.message}",
                     code="SLOT_EDGE_CONDITION_INVALID",
-                ) from None
+                ) from exc
         patch_edges.append(
             _edge(
                 edge.source_node_id,

@@ -1,9 +1,10 @@
 """Node configuration: every node type of the seed's canon enum, validated at compile time.
 
-Expressions inside a configuration (conditions, scripts, action payloads, approver rules,
-timer deadlines) are compiled to their JSON AST here, and ``{entity.x}`` placeholders in
-templates (event keys, webhook and notification texts) are checked as paths, so the engine
-never meets an expression that was not checked.
+Expressions inside a configuration (conditions, scripts, the payloads of actions and
+webhooks, approver rules, timer deadlines) are compiled to their JSON AST here — a condition
+must be able to be true or false —, and ``{entity.x}`` placeholders in text templates (event
+keys, webhook urls and headers, notification texts) are checked as paths, so the engine never
+meets an expression that was not checked.
 """
 
 from __future__ import annotations
@@ -63,15 +64,57 @@ class _Config:
             _fail(self.node_id, f"{key}={shown(value)} is not one of {', '.join(options)}")
         return str(value)
 
-    def expression(self, key: str, source: Any) -> dict[str, Any]:
+    def expression(self, key: str, source: Any, *, boolean: bool = False) -> dict[str, Any]:
         if not isinstance(source, str):
             _fail(self.node_id, f"{key} must be an expression string")
         try:
-            return compile_expression(source, self.schema)
+            return compile_expression(source, self.schema, boolean=boolean)
         except ExpressionError as exc:
             raise ContractError(
                 f"Node {self.node_id}: {key}: {exc.message}", code="NODE_CONFIG_INVALID"
-            ) from None
+            ) from exc
+
+    def payload(self, key: str) -> dict[str, Any]:
+        """``payloadTemplate``: field or body key → expression, the same in every node type
+        (seed 002's MutationSpecRef). ``{…}`` text templates are for text settings only."""
+        payload = self.config.get(key, {})
+        if not isinstance(payload, dict):
+            _fail(
+                self.node_id,
+                f"{key} must map names to expressions, e.g. "
+                '{"total": "entity.grand_total", "kind": "\'invoice\'"}',
+            )
+        return {k: self._payload_value(f"{key}.{k}", v) for k, v in sorted(payload.items())}
+
+    def _payload_value(self, key: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, str):
+            _fail(
+                self.node_id,
+                f"{key} is {shown(value)}, not an expression: write the value as an expression "
+                'string (a number as "5", text quoted as "\'text\'", a field as '
+                '"entity.total")',
+            )
+        try:
+            return compile_expression(value, self.schema)
+        except ExpressionError as exc:
+            if PLACEHOLDER.search(value) is None:
+                raise ContractError(
+                    f"Node {self.node_id}: {key}: {exc.message}", code="NODE_CONFIG_INVALID"
+                ) from exc
+        # A {…} text template, as webhook payloads once were (and "entity.ref" went out as
+        # the literal text): say what to write instead.
+        single = re.fullmatch(r"\s*\{([^{}]*)\}\s*", value)
+        fix = (
+            f"write {single.group(1).strip()!r} for the value itself"
+            if single
+            else "send each value under a key of its own (expressions do not join text)"
+        )
+        _fail(
+            self.node_id,
+            f"{key} is the text template {value!r}, but payload values are expressions: {fix} "
+            "({…} templates are for text settings: url, headers, subject, body)",
+        )
+        return {}
 
     def template(self, key: str, value: Any) -> str:
         if not isinstance(value, str):
@@ -122,14 +165,9 @@ def _action(c: _Config) -> dict[str, Any]:
     assert action_type is not None
     if not ACTION_TYPE.match(action_type):
         _fail(c.node_id, f"actionType {action_type!r} must look like 'invoice.reserve_inventory'")
-    payload = c.config.get("payloadTemplate", {})
-    if not isinstance(payload, dict):
-        _fail(c.node_id, "payloadTemplate must map field names to expressions")
     return {
         "actionType": action_type,
-        "payloadTemplate": {
-            k: c.expression(f"payloadTemplate.{k}", v) for k, v in sorted(payload.items())
-        },
+        "payloadTemplate": c.payload("payloadTemplate"),
         "runAs": c.choice("runAs", ("actor", "system", "service_account"), "actor"),
     }
 
@@ -182,7 +220,8 @@ def _approval(c: _Config) -> dict[str, Any]:
 
 def _condition(c: _Config) -> dict[str, Any]:
     c.only("expression")
-    return {"expression": c.expression("expression", c.config.get("expression"))}
+    expression = c.expression("expression", c.config.get("expression"), boolean=True)
+    return {"expression": expression}
 
 
 def _script(c: _Config) -> dict[str, Any]:
@@ -231,15 +270,11 @@ def _webhook_out(c: _Config) -> dict[str, Any]:
     url = c.template("url", c.config.get("url"))
     if not re.match(r"^https?://", url):
         _fail(c.node_id, f"url {url!r} must start with https:// (or http://)")
-    payload = c.config.get("payloadTemplate", {})
-    for name in c.config.get("headers") or {}:
-        if str(name).lower() in _CHARTER_HEADERS or str(name).lower().startswith("x-charter-"):
-            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
     return {
         "url": url,
         "method": c.choice("method", ("POST", "PUT", "PATCH"), "POST"),
-        "payloadTemplate": _templates(c, "payloadTemplate", payload),
-        "headers": _templates(c, "headers", c.config.get("headers", {})),
+        "payloadTemplate": c.payload("payloadTemplate"),
+        "headers": _headers(c),
     }
 
 
@@ -256,17 +291,15 @@ def _notification(c: _Config) -> dict[str, Any]:
     return out
 
 
-def _templates(c: _Config, key: str, value: Any) -> Any:
-    if isinstance(value, str):
-        return c.template(key, value)
-    if isinstance(value, dict):
-        return {k: _templates(c, f"{key}.{k}", v) for k, v in sorted(value.items())}
-    if isinstance(value, list):
-        return [_templates(c, f"{key}[{n}]", v) for n, v in enumerate(value)]
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    _fail(c.node_id, f"{key} must be JSON")
-    return None
+def _headers(c: _Config) -> dict[str, str]:
+    """Header name → text template (``"Bearer {org.token}"``)."""
+    headers = c.config.get("headers", {})
+    if not isinstance(headers, dict):
+        _fail(c.node_id, 'headers must map header names to text, e.g. {"X-Source": "charter"}')
+    for name in headers:
+        if str(name).lower() in _CHARTER_HEADERS or str(name).lower().startswith("x-charter-"):
+            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
+    return {k: c.template(f"headers.{k}", v) for k, v in sorted(headers.items())}
 
 
 def _parallel_join(c: _Config) -> dict[str, Any]:

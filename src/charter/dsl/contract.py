@@ -10,8 +10,9 @@ JSON form (the Python model reads and writes exactly this)::
                 "exitNodeId": "sys:gate:approve", "defaultEditWindow": "amend_only",
                 "stableRegion": true}],
      "fields": {"grand_total": "number"},          # optional: the entity's declared fields
-     "policies": {"create": {"roles": ["clerk"]},  # optional: who may do what
-                  "cancel": {"rule": "actor.roles contains 'manager'"}},
+     "policies": {"create": {"roles": ["clerk"]},  # who may do what: every gate and
+                  "cancel": {"rule": "actor.roles contains 'manager'"},  # action, or "*"
+                  "*": {"roles": ["clerk", "manager"]}},
      "actions": [{"actionType": "invoice.post", "fields": ["posted_at"]}]}  # optional
 
 The first state is where a document starts. A state with no transitions out ends the
@@ -19,10 +20,14 @@ lifecycle; ``"final": true`` marks one that may also end it while having transit
 (an approved invoice that can still be amended). ``fields`` lets expressions be checked
 against the entity's declared fields, and ``mutate()`` refuses undeclared fields and values
 of the wrong type. ``policies`` say who may do what, keyed by ``create``, ``update``,
-``amend``, a gate or an action type: ``roles`` (any of them) and/or a ``rule`` (an
-expression over ``entity``, ``actor``, ``org``, ``context`` that must be true); a missing key
-allows any actor of the org. ``actions`` declare business mutations beyond field edits and
-the fields each may set.
+``amend``, a gate or an action type, or ``"*"`` for everything without a policy of its own:
+``roles`` (any of them) and/or a ``rule`` (an expression over ``entity``, ``actor``, ``org``,
+``context`` that must be true). Policies are closed by default: every gate and every
+declared action needs a policy, or the ``"*"`` default (else CONTRACT_POLICY_MISSING);
+``create``, ``update`` and ``amend`` without one (and no ``"*"``) stay open to the org's
+actors (``amend`` falls back to ``update``). ``{"rule": "true"}`` grants everyone on
+purpose. ``actions`` declare business mutations beyond field edits and the fields each may
+set.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from charter.errors import ContractError, ExpressionError
+from charter.errors import CharterError, ContractError, ContractPolicyMissingError, ExpressionError
 from charter.expr import compile_expression
 
 EditWindow = Literal["editable", "amend_only", "locked"]
@@ -79,6 +84,8 @@ class BodySlot(_Model):
 
 ACTION_TYPE = re.compile(r"\A[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\Z")
 BUILT_IN_POLICY_KEYS = ("create", "update", "amend")
+# The policy of whatever has none of its own (create, update, amend, gates, actions).
+DEFAULT_POLICY_KEY = "*"
 
 
 class Policy(_Model):
@@ -153,7 +160,41 @@ class EntityContract(_Model):
             # like "\ud800") is shown escaped instead of failing the validation itself.
             message = "; ".join(problems)
             raise ValueError(message.encode("utf-8", "backslashreplace").decode("utf-8"))
+        self._check_policies_cover()
         return self
+
+    def ungranted(self) -> list[str]:
+        """The gates and declared actions no policy grants (none with a ``"*"`` default)."""
+        policies = self.policies or {}
+        if DEFAULT_POLICY_KEY in policies:
+            return []
+        keys = list(dict.fromkeys(t.gate for t in self.transitions))
+        keys += [a.action_type for a in self.actions or []]
+        return [key for key in keys if key not in policies]
+
+    def _check_policies_cover(self) -> None:
+        """Closed by default: a gate or action no policy grants would be refused to everyone
+        at run time, so the contract is refused now, naming each and the fix."""
+        missing = self.ungranted()
+        if not missing:
+            return
+        gates = {t.gate for t in self.transitions}
+        parts = []
+        for kind, keys in (
+            ("gate", [k for k in missing if k in gates]),
+            ("action", [k for k in missing if k not in gates]),
+        ):
+            if keys:
+                plural = "s" if len(keys) > 1 else ""
+                parts.append(f"the {kind}{plural} {', '.join(repr(k) for k in keys)}")
+        example = missing[0]
+        raise ContractPolicyMissingError(
+            f"The {self.entity_type} contract states no policy for {' and '.join(parts)}: what no "
+            "policy grants is refused to every actor. Add a policy for each under "
+            f'"policies" (e.g. "{example}": {{"roles": ["clerk"]}}), or a "*" default for '
+            'whatever has none of its own (e.g. "*": {"roles": ["clerk"]}; '
+            '{"rule": "true"} grants every actor of the org).'
+        )
 
     def _action_problems(self) -> list[str]:
         problems = []
@@ -176,14 +217,14 @@ class EntityContract(_Model):
 
     def _policy_problems(self) -> list[str]:
         known = set(BUILT_IN_POLICY_KEYS) | {t.gate for t in self.transitions}
-        known |= {a.action_type for a in self.actions or []}
+        known |= {a.action_type for a in self.actions or []} | {DEFAULT_POLICY_KEY}
         problems = []
         for key, policy in (self.policies or {}).items():
             where = f"policies.{key}"
             if key not in known:
                 problems.append(
-                    f"{where}: {key!r} is neither create, update, amend, a gate nor an action "
-                    f"(they are {', '.join(sorted(known))})"
+                    f"{where}: {key!r} is neither create, update, amend, a gate, an action "
+                    f'nor the "*" default (they are {", ".join(sorted(known))})'
                 )
             if policy.roles is None and policy.rule is None:
                 problems.append(f"{where} needs roles, a rule, or both")
@@ -191,7 +232,7 @@ class EntityContract(_Model):
                 problems.append(f"{where}: an empty list of roles would let nobody act")
             if policy.rule is not None:
                 try:
-                    compile_expression(policy.rule, self.expression_schema())
+                    compile_expression(policy.rule, self.expression_schema(), boolean=True)
                 except ExpressionError as exc:
                     problems.append(f"{where}.rule: {exc.message}")
         return problems
@@ -207,7 +248,7 @@ class EntityContract(_Model):
         for key, policy in (self.policies or {}).items():
             if policy.rule is not None:
                 data["policies"][key]["compiled"] = compile_expression(
-                    policy.rule, self.expression_schema()
+                    policy.rule, self.expression_schema(), boolean=True
                 )
         return data
 
@@ -220,12 +261,23 @@ class EntityContract(_Model):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
+            refusal = _refusal(exc)
+            if refusal is not None:  # a rule with its own code (CONTRACT_POLICY_MISSING)
+                raise refusal from None
             raise ContractError(
                 "The entity contract is invalid: "
                 + describe(exc)
                 + ". See docs/architecture.md § Contracted envelopes for the format.",
                 code="CONTRACT_INVALID",
             ) from None
+
+
+def _refusal(exc: ValidationError) -> CharterError | None:
+    """The charter error a validator raised, when it is the only problem."""
+    if exc.error_count() != 1:
+        return None
+    cause = (exc.errors()[0].get("ctx") or {}).get("error")
+    return cause if isinstance(cause, CharterError) else None
 
 
 def describe(exc: ValidationError) -> str:

@@ -52,12 +52,16 @@ def _parser() -> Lark:
     return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 
-def compile_expression(source: str, schema: Schema | None = None) -> dict[str, Any]:
+def compile_expression(
+    source: str, schema: Schema | None = None, *, boolean: bool = False
+) -> dict[str, Any]:
     """``{"expression": source, "ast": ...}``, or ExpressionError naming the position and rule.
 
     ``schema`` declares the fields of some roots (``{"entity": {"grand_total": "number"}}``);
     a path into a declared root must name a declared field. Without a declaration a path
-    that is missing at run time reads as null.
+    that is missing at run time reads as null. ``boolean=True`` is for what decides
+    (conditions, edge conditions, rules, policy rules): an expression that cannot be true or
+    false is EXPR_TYPE_MISMATCH (one of unknown type, a path nothing declares, passes).
     """
     if not isinstance(source, str):
         raise ExpressionError("An expression must be a string.", code="EXPR_SYNTAX")
@@ -77,6 +81,16 @@ def compile_expression(source: str, schema: Schema | None = None) -> dict[str, A
     except UnexpectedInput as exc:
         raise _syntax_error(source, exc) from None
     typed = _Checker(source, schema).visit(tree)
+    if boolean and typed.type not in ("boolean", "any"):
+        raise _error(
+            source,
+            typed.line,
+            typed.column,
+            "EXPR_TYPE_MISMATCH",
+            f"this decides between true and false, but it is {_a(typed.type)}; compare it "
+            "(e.g. entity.grand_total > 0, entity.status == 'open') or combine comparisons "
+            "with && and ||",
+        )
     _check_depth(source, typed.ast, tree)
     _check_dereferences(source, typed.ast)
     return {"expression": source, "ast": typed.ast}

@@ -1,4 +1,5 @@
--- Seed 001 § 1: inserting a workflow is always possible. An existing one follows
+-- Seed 001 § 1: inserting a workflow is always possible, with its (required) description.
+-- An existing one follows
 -- p_on_existing: 'update' (description and owner, INFO warning), 'skip' (INFO warning) or
 -- 'error' (WORKFLOW_EXISTS). Returns {"workflowId", "action": created|updated|skipped,
 -- "warnings": [...]}.
@@ -18,6 +19,12 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH020',
             MESSAGE = 'A workflow id (wf_id) is required: a non-empty string of at most 200 characters',
             HINT = 'Pass the id your system knows the workflow by.';
+    END IF;
+    -- Seed 001: a workflow's description is required (an update replaces it, never clears it).
+    IF p_description IS NULL OR btrim(p_description) = '' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH020',
+            MESSAGE = format('A workflow needs a description (wf_id: %s): a non-empty string', p_wf_id),
+            HINT = 'Say in a few words what the workflow does, e.g. ensure_workflow("wf_summarize", "Summarise support tickets").';
     END IF;
     IF p_on_existing IS NULL OR p_on_existing NOT IN ('update', 'skip', 'error') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH020',

@@ -129,7 +129,7 @@ BEGIN
         v_new.contract_version_id := v_version.id;
         v_new.version := 1;
         v_new.state := v_contract #>> '{states,0,id}';
-        v_policy := v_contract #> '{policies,create}';
+        v_policy := coalesce(v_contract #> '{policies,create}', v_contract #> '{policies,*}');
         IF v_policy IS NOT NULL THEN
             IF NOT charter._policy_passes(v_policy, v_actor) THEN
                 PERFORM charter._check_policy(v_contract, 'create', v_actor,
@@ -172,8 +172,11 @@ BEGIN
             WHEN v_via = 'workflow' AND p_action ~ '^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$' THEN 'handler_action'
         END;
         -- Who may do this comes first: a refused actor learns nothing more of the document.
-        -- A policy of roles the actor has needs no call; _check_policy decides the rest.
-        v_policy := v_contract #> ARRAY['policies', p_action];
+        -- A policy of roles the actor has needs no call; _check_policy decides the rest. The
+        -- action's policy, else the "*" default (which a workflow's Python action, never in
+        -- the contract, does not take); with neither, a gate or a declared action is closed.
+        v_policy := coalesce(v_contract #> ARRAY['policies', p_action],
+                             CASE WHEN v_kind IS DISTINCT FROM 'handler_action' THEN v_contract #> '{policies,*}' END);
         IF v_policy IS NOT NULL THEN
             IF NOT charter._policy_passes(v_policy, v_actor) THEN
                 PERFORM charter._check_policy(v_contract, p_action, v_actor,
@@ -181,6 +184,8 @@ BEGIN
                     coalesce((SELECT o.data FROM charter.directory_orgs AS o WHERE o.org_id = v_org), '{}'::jsonb),
                     jsonb_build_object('action', p_action, 'state', v_doc.state, 'version', v_doc.version));
             END IF;
+        ELSIF v_kind IN ('gate', 'action') AND NOT coalesce((v_actor->>'reserved')::boolean, false) THEN
+            PERFORM charter._check_policy(v_contract, p_action, v_actor, '{}'::jsonb, '{}'::jsonb, '{}'::jsonb);
         END IF;
         -- An amended document is superseded by its amendment: nothing changes it any more.
         -- Read from the locked row, so a change that waited for an amendment's lock sees it.

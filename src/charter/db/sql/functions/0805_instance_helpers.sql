@@ -141,7 +141,9 @@ END;
 $$;
 
 -- A template value as JSON: a template that is exactly one placeholder keeps its value's
--- type ('{entity.grand_total}' stays a number); anything else renders to a string.
+-- type ('{entity.grand_total}' stays a number); anything else renders to a string. Only for
+-- webhook payloads of effective versions stored when they were text templates (they are
+-- expressions now, refused as templates at publish).
 -- (PL/pgSQL, not SQL, for a plan kept per session: docs/architecture.md, Plans.)
 CREATE OR REPLACE FUNCTION charter._render_value(p_template jsonb, p_vars jsonb)
 RETURNS jsonb
