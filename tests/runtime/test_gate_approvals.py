@@ -183,6 +183,45 @@ def test_an_edit_after_the_last_approval_asks_again_on_the_new_version(
     assert unapproved_passes(db_url) == []
 
 
+def test_an_edit_while_the_body_runs_on_after_its_approval_asks_again(db_url, sql):
+    """approval → notification → exit, not a stable region: an edit while the notification
+    waits for delivery (the approval already done) cancels it and asks again on the new
+    version, rather than carry the old approval on."""
+    engine = ManualEngine(sql)
+    contract = _bill_contract()
+    org = defs.org_definition(
+        "bill",
+        [("ok", "approval", INLINE),
+         ("tell", "notification", {"channel": "in_app", "to": "clerk", "subject": "Approved",
+                                   "body": "Bill {entity.grand_total} approved."})],
+        [("ok", "tell", {})],
+    )  # fmt: skip
+    with Client(db_url, org_id="acme") as client:
+        _publish(client, INLINE)
+        client.definitions.publish(contract, org)
+        doc = client.documents.create("bill", {"grand_total": 5, "vendor_id": "v-1"}, actor="clerk")
+        client.documents.transition(doc.id, "open", actor="clerk")
+        engine.settle()
+        _decide_every_stage(client, engine, doc.id, 2)
+        engine.resume_waits()  # the approval is done; the notification waits for delivery
+        assert sql(
+            "SELECT x.status FROM charter.side_effects AS x JOIN charter.workflow_instances AS i"
+            " ON i.id = x.run_id WHERE i.document_id = %s",
+            doc.id,
+        ) == [("pending",)]  # fmt: skip
+        client.documents.update(doc.id, {"grand_total": 999999}, actor="clerk")
+        engine.settle()
+        after = client.documents.get(doc.id)
+        assert (after.state, after.version) == ("open", 3)
+        assert [r.entity_version for r in _pending(client, doc.id)] == [3]
+        assert sql(
+            "SELECT x.status FROM charter.side_effects AS x JOIN charter.workflow_instances AS i"
+            " ON i.id = x.run_id WHERE i.document_id = %s",
+            doc.id,
+        ) == [("cancelled",)]  # fmt: skip
+    assert unapproved_passes(db_url) == []
+
+
 def test_the_issues_sequence_with_a_worker_passes_only_approved_content(db_url, engine):
     """decide, then edit at once, a worker running: either the gate passed first (the edit
     is refused, the approved content is what moved) or the edit asks again."""
