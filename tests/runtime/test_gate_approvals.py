@@ -222,6 +222,62 @@ def test_an_edit_while_the_body_runs_on_after_its_approval_asks_again(db_url, sq
     assert unapproved_passes(db_url) == []
 
 
+def test_an_edit_after_a_condition_skipped_the_approval_asks_the_condition_again(db_url, sql):
+    """cond(total > 1000) → approval, else → notification: the small bill skipped its
+    approval; edited to a large one while the notification waits, the body runs again on
+    the new version and the approval is asked, rather than the gate moving 999999 on a
+    decision taken on 500."""
+    engine = ManualEngine(sql)
+    org = defs.org_definition(
+        "bill",
+        [("cond", "condition", {"expression": "entity.grand_total > 1000"}),
+         ("ok", "approval", INLINE),
+         ("tell", "notification", {"channel": "in_app", "to": "clerk", "subject": "Auto",
+                                   "body": "Bill {entity.grand_total} auto-approved."})],
+        [("cond", "ok", {"label": "true"}), ("cond", "tell", {"label": "false"})],
+    )  # fmt: skip
+    with Client(db_url, org_id="acme") as client:
+        _publish(client, INLINE)
+        client.definitions.publish(_bill_contract(), org)
+        doc = client.documents.create("bill", {"grand_total": 500, "vendor_id": "v"}, actor="clerk")
+        client.documents.transition(doc.id, "open", actor="clerk")
+        engine.settle()  # small: no approval, the notification waits for delivery
+        assert _pending(client, doc.id) == []
+        client.documents.update(doc.id, {"grand_total": 999999}, actor="clerk")
+        engine.settle()
+        after = client.documents.get(doc.id)
+        assert (after.state, after.version) == ("open", 3)
+        assert [r.entity_version for r in _pending(client, doc.id)] == [3]
+
+
+def test_a_chain_rejected_at_its_second_stage_leaves_nothing_approved(db_url, sql):
+    """Stage one approved, stage two rejected: the rejection's pass applies no decision (it
+    voids stage one's), so the change the rejection sent back still counts as unapproved,
+    and its author is still no approver of it when it is submitted again."""
+    engine = ManualEngine(sql)
+    with Client(db_url, org_id="acme") as client:
+        _publish(client, CHAIN)
+        client.directory.put_user("mgr2", roles=["mgr"])
+        doc = client.documents.create("bill", {"grand_total": 100, "vendor_id": "v"}, actor="clerk")
+        client.documents.update(doc.id, {"grand_total": 999999}, actor="mgr2")
+        client.documents.transition(doc.id, "open", actor="clerk")
+        engine.settle()
+        [first] = _pending(client, doc.id)
+        assert "mgr2" not in first.approvers
+        client.approvals.decide(first.id, "approved", actor="manager", entity_version=3)
+        engine.settle()
+        [second] = _pending(client, doc.id)
+        client.approvals.decide(second.id, "rejected", actor="cfo", entity_version=3)
+        engine.settle()
+        assert client.documents.get(doc.id).state == "draft"
+        [stage_one] = client.approvals.get(first.id).decisions
+        assert stage_one.applied_at is None and stage_one.applied_by is None
+        client.documents.transition(doc.id, "open", actor="clerk")
+        engine.settle()
+        [again] = _pending(client, doc.id)
+        assert "mgr2" not in again.approvers, "the author of a change nobody approved approves it"
+
+
 def test_the_issues_sequence_with_a_worker_passes_only_approved_content(db_url, engine):
     """decide, then edit at once, a worker running: either the gate passed first (the edit
     is refused, the approved content is what moved) or the edit asks again."""

@@ -28,6 +28,7 @@ DECLARE
     v_applied jsonb;
     v_relied  jsonb;
     v_matched boolean;
+    v_rejecting boolean := false;
 BEGIN
     SELECT * INTO v_state FROM charter.step_states AS s WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_gate;
     IF p_user_transition IS NULL THEN
@@ -48,10 +49,12 @@ BEGIN
         v_actor := 'system';
         -- WF-03: the approvals that carried the body here hold for this very version (checked
         -- here, in the gate's transaction, whatever order the engine saw things in), and are
-        -- consumed by this pass.
-        v_relied := charter._check_gate_approvals(p_instance, p_wf, p_document, p_gate,
-                                                  v_matched AND v_state.outcome IN ('reject', 'rejected'));
-        v_applied := charter._consume_approvals(p_instance, p_document, p_gate);
+        -- consumed by this pass. A rejection's pass consumes nothing: what a chain's earlier
+        -- stages approved was not approved in the end, and is voided below.
+        v_rejecting := v_matched AND v_state.outcome IN ('reject', 'rejected');
+        v_relied := charter._check_gate_approvals(p_instance, p_wf, p_document, p_gate, v_rejecting);
+        v_applied := CASE WHEN v_rejecting THEN '[]'::jsonb
+                          ELSE charter._consume_approvals(p_instance, p_document, p_gate) END;
         v_changed := charter.mutate(p_instance.org_id, v_config->>'gate', p_document.id, '{}'::jsonb, 'system',
             p_to => v_to, p_reason => format('passed by the workflow%s%s', coalesce(' (' || v_state.outcome || ')', ''),
                 coalesce(': ' || (SELECT format('%s rejected: %s', d.actor, coalesce(d.comment, 'no reason given'))
@@ -63,6 +66,12 @@ BEGIN
             p_trace_id => p_instance.trace_id, p_via => 'workflow', p_node_id => p_gate);
         UPDATE charter.workflow_instances AS i SET document_version = (v_changed->>'version')::integer
          WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id RETURNING * INTO p_instance;
+        IF v_rejecting THEN
+            UPDATE charter.approval_decisions AS d SET voided_at = now(), voided_version = p_instance.document_version
+              FROM charter.approval_requests AS r
+             WHERE r.id = d.request_id AND r.org_id = d.org_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id
+               AND d.applied_at IS NULL AND d.voided_at IS NULL;
+        END IF;
     ELSE
         v_from := p_user_transition->>'from';
         v_to := p_user_transition->>'to';

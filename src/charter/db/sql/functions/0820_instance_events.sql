@@ -297,8 +297,8 @@ END;
 $$;
 
 -- WF-05: the document changed under the instance. Outside a stable region the instance
--- simply goes on with the new version. Inside one (or in a body that ran an approval in
--- this round, or with the token at a gate such a body leads to, not passed yet): the amendment branch when the contract
+-- simply goes on with the new version. Inside one (or in a body that holds an approval
+-- node, or with the token at a gate such a body leads to, not passed yet): the amendment branch when the contract
 -- has one from the document's state (a gate named amend, or a transition to a state named
 -- amended), passed by the workflow; otherwise the region's body restarts from its entry on
 -- the new version (its pending work voided with evidence, so approvals are asked again).
@@ -327,13 +327,13 @@ BEGIN
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_region FROM charter.step_states AS s
      WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.status IN ('ready', 'running')
        AND (((p_wf->'stableRegionNodes' ? s.step_slug OR p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'approval'
-              OR charter._slot_asks_again(p_instance, p_wf, p_wf #>> ARRAY['slotMap', s.step_slug]))
+              OR charter._slot_asks_again(p_wf, p_wf #>> ARRAY['slotMap', s.step_slug]))
              AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] NOT IN ('lifecycle_state', 'lifecycle_gate'))
             -- A gate its body reached and the workflow has not passed yet (WF-03): the body's
             -- approvals were given on the old version, so the edit routes as one during it.
             OR (s.status = 'ready' AND p_wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'lifecycle_gate'
                 AND EXISTS (SELECT 1 FROM unnest(charter._body_slots(p_wf, s.step_slug)) AS b(slot)
-                             WHERE charter._slot_asks_again(p_instance, p_wf, b.slot))));
+                             WHERE charter._slot_asks_again(p_wf, b.slot))));
     IF v_region IS NULL THEN
         RETURN;
     END IF;
