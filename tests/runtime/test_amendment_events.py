@@ -1,6 +1,7 @@
-"""Events and amendments: an event sent for the original — named by its document, or kept
-from before the amendment existed — never resumes the amendment, which waits on the same key
-(its data, and so its rendered key, are the original's)."""
+"""Events and amendments: an event sent for the original — named by its document, kept from
+before the amendment existed, or naming no document at all — never resumes the amendment,
+which waits on the same key (its data, and so its rendered key, are the original's): an
+amendment takes only events that name it."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def _bill_contract():
             }
         ],
         "fields": {"bill_no": "string", "amount": "number"},
+        "policies": {"*": {"rule": "true"}},
     }
 
 
@@ -95,7 +97,14 @@ def test_an_event_for_the_original_never_resumes_its_amendment(acme, engine, sql
     again = events.send("payment:B-1", {"paid": 100}, event_id="again", document_id=original.id)
     assert (again.status, again.matched) == ("kept", 0)
     assert docs.wait(amendment.id, timeout=60).state == "posted"
-    assert _unconsumed(sql, "early", "for-original", "again") == ["again", "early", "for-original"]
+    # Naming no document while the amendment waits: its keys are its original's, so an
+    # amendment takes only events that name it.
+    unnamed = events.send("payment:B-1", {"paid": 100}, event_id="unnamed")
+    assert (unnamed.status, unnamed.matched) == ("kept", 0)
+    assert docs.wait(amendment.id, timeout=60).state == "posted"
+    assert _unconsumed(sql, "early", "for-original", "again", "unnamed") == [
+        "again", "early", "for-original", "unnamed"
+    ]  # fmt: skip
 
     # The amendment's own payment resumes it.
     paid = events.send("payment:B-1", {"paid": 90}, event_id="paid", document_id=amendment.id)

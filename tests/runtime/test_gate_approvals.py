@@ -278,6 +278,64 @@ def test_a_chain_rejected_at_its_second_stage_leaves_nothing_approved(db_url, sq
         assert "mgr2" not in again.approvers, "the author of a change nobody approved approves it"
 
 
+def _contract_v2() -> dict[str, Any]:
+    contract = _bill_contract()
+    contract["version"] = 2
+    return contract
+
+
+def test_an_amendment_follows_the_contract_and_workflow_its_org_is_on_now(db_url, sql):
+    """An approved bill, then the org rebased onto contract v2: its amendment is a new
+    document on v2, run by the org's workflow on v2 — its approval asked, no gate passed by
+    hand — and not by the old version's workflow or a bare envelope."""
+    engine = ManualEngine(sql)
+    with Client(db_url, org_id="acme") as client:
+        _publish(client, INLINE)
+        old_workflow = client.definitions.current("bill")
+        doc = client.documents.create("bill", {"grand_total": 100, "vendor_id": "v"}, actor="clerk")
+        client.documents.transition(doc.id, "open", actor="clerk")
+        engine.settle()
+        _decide_every_stage(client, engine, doc.id, 2)
+        engine.settle()
+        assert client.documents.get(doc.id).state == "done"
+        client.definitions.publish(_contract_v2())
+        client.definitions.rebase("bill")
+        client.definitions.archive(old_workflow.version_id)
+        amendment = client.documents.amend(doc.id, {"grand_total": 999999}, actor="clerk")
+        engine.settle()
+        [(contract_version,)] = sql(
+            "SELECT c.contract->>'version' FROM charter.documents AS d"
+            " JOIN charter.workflow_versions AS c ON c.id = d.contract_version_id WHERE d.id = %s",
+            amendment.id,
+        )
+        assert contract_version == "2"
+        client.documents.transition(amendment.id, "open", actor="clerk")
+        engine.settle()
+        with pytest.raises(CharterError) as refused:
+            client.documents.transition(amendment.id, "close", actor="clerk", to="done")
+        assert refused.value.code == "WORKFLOW_GATE_PENDING"
+        assert [r.entity_version for r in _pending(client, amendment.id)] == [2]
+    assert unapproved_passes(db_url) == []
+
+
+def test_a_document_on_a_contract_its_orgs_workflow_is_not_on_is_refused_not_run_bare(db_url, sql):
+    """The org's workflow (with its approval) is on v1 again after it archived the one on v2;
+    a bill created on v2 meanwhile has no workflow of the org: a user's transition is
+    refused, naming the rebase, rather than the bare envelope letting them pass its gates."""
+    with Client(db_url, org_id="acme") as client:
+        _publish(client, INLINE)
+        client.definitions.publish(_contract_v2())
+        rebased = client.definitions.rebase("bill")
+        doc = client.documents.create("bill", {"grand_total": 100, "vendor_id": "v"}, actor="clerk")
+        client.definitions.archive(rebased.version_id)
+        assert client.definitions.current("bill").envelope_version == 1
+        with pytest.raises(CharterError) as refused:
+            client.documents.transition(doc.id, "open", actor="clerk")
+        assert refused.value.code == "DEFINITION_NOT_FOUND"
+        assert "rebase" in str(refused.value)
+        assert client.documents.get(doc.id).state == "draft"
+
+
 def test_the_issues_sequence_with_a_worker_passes_only_approved_content(db_url, engine):
     """decide, then edit at once, a worker running: either the gate passed first (the edit
     is refused, the approved content is what moved) or the edit asks again."""

@@ -290,6 +290,7 @@ def test_only_the_authors_since_the_last_approved_version_are_left_out(acme, eng
             slot(2, "sys:state:review2", "sys:gate:finish"),
         ],
         "fields": {"amount": "number"},
+        "policies": {"*": {"rule": "true"}},
     }
     approval = {"mode": "inline", "approvers": [{"role": "ap"}]}
     org = {

@@ -30,6 +30,7 @@ DECLARE
     v_trace    text := coalesce(nullif(p_trace_id, ''), replace(gen_random_uuid()::text, '-', ''));
     v_doc      charter.documents;
     v_contract charter.workflow_versions;
+    v_pinned   charter.workflow_versions;
     v_actor    jsonb;
     v_changes  jsonb;
     v_new      charter.documents;
@@ -63,10 +64,14 @@ BEGIN
         PERFORM charter._document_amended(v_doc);
     END IF;
     v_changes := charter._checked_changes(v_contract.contract, p_changes, NULL, 'amend');
+    -- The amendment is a new document: it follows the contract its org is on now (and so
+    -- the org's current workflow), its whole data checked against that contract.
+    v_pinned := charter._pin_contract(v_org, v_doc.entity_type);
+    PERFORM charter._checked_changes(v_pinned.contract, v_doc.data || v_changes, NULL, 'amend');
 
     INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data, amended_from)
-    VALUES (gen_random_uuid()::text, v_org, v_doc.entity_type, v_doc.contract_version_id, 1,
-            v_contract.contract #>> '{states,0,id}', v_doc.data || v_changes, v_doc.id)
+    VALUES (gen_random_uuid()::text, v_org, v_doc.entity_type, v_pinned.id, 1,
+            v_pinned.contract #>> '{states,0,id}', v_doc.data || v_changes, v_doc.id)
     RETURNING * INTO v_new;
     -- At most one active instance per document: the original's ends here.
     -- (The document's row lock, taken above, keeps the engine out meanwhile.)

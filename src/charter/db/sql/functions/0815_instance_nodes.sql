@@ -317,14 +317,13 @@ BEGIN
         PERFORM charter._wait(p_instance, p_node, v_type, v_state.token, 'event', v_key, v_key_text, v_due, v_due,
             jsonb_build_object('eventKey', v_key_text, 'timeoutAt', v_due));
         -- An event sent before the wait began is kept for it (inbound_events.expires_at):
-        -- one sent for this document, or for none — unless this document is an amendment
-        -- made after the event was sent, which was then for the document it amends.
+        -- one sent for this document, or for none — unless this document is an amendment,
+        -- whose keys repeat its original's: it takes only events that name it.
         SELECT * INTO v_event FROM charter.inbound_events AS e
          WHERE e.org_id = p_instance.org_id AND e.event_key = v_key_text AND e.consumed_at IS NULL
            AND e.expires_at > charter._now()
            AND (e.document_id = p_document.id
-                OR (e.document_id IS NULL
-                    AND (p_document.amended_from IS NULL OR e.created_at > p_document.created_at)))
+                OR (e.document_id IS NULL AND p_document.amended_from IS NULL))
          ORDER BY e.created_at LIMIT 1 FOR UPDATE SKIP LOCKED;
         IF FOUND THEN
             UPDATE charter.inbound_events AS e SET consumed_by = p_instance.id, consumed_at = now()

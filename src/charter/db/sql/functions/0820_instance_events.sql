@@ -165,8 +165,11 @@ LANGUAGE plpgsql
 STABLE
 SET search_path = ''
 AS $$
+DECLARE
+    v_version text;
+    v_current jsonb;
 BEGIN
-    RETURN coalesce(
+    v_version := coalesce(
         (SELECT v.id FROM charter.workflows AS w
            JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
            JOIN charter.workflow_versions AS c ON c.id = p_document.contract_version_id
@@ -177,8 +180,23 @@ BEGIN
           WHERE v.workflow_slug = format('effective:%s:%s', p_org_id, p_document.entity_type)
             AND v.status = 'published'
             AND (v.base_ref->>'envelopeVersion')::numeric = (c.contract->>'version')::numeric
-          ORDER BY v.version DESC LIMIT 1),
-        p_document.contract_version_id);
+          ORDER BY v.version DESC LIMIT 1));
+    IF v_version IS NOT NULL THEN
+        RETURN v_version;
+    END IF;
+    -- The org's own steps (its approvals among them) are on another contract version: the
+    -- bare envelope would let users pass the gates its body guards, so refuse instead.
+    SELECT v.base_ref INTO v_current FROM charter.workflows AS w
+      JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
+     WHERE w.slug = format('effective:%s:%s', p_org_id, p_document.entity_type);
+    IF v_current IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH040',
+            MESSAGE = format('Org %L runs %s on envelope version %s, but document %L follows contract version %s, for which the org has no workflow',
+                             p_org_id, p_document.entity_type, v_current->>'envelopeVersion', p_document.id,
+                             (SELECT c.contract->>'version' FROM charter.workflow_versions AS c WHERE c.id = p_document.contract_version_id)),
+            HINT = format('Publish the org''s definition on that version, or rebase it (client.definitions.rebase(%L)).', p_document.entity_type);
+    END IF;
+    RETURN p_document.contract_version_id;
 END;
 $$;
 

@@ -256,6 +256,12 @@ BEGIN
            AND (p_document_id IS NULL OR EXISTS (
                    SELECT 1 FROM charter.workflow_instances AS i
                     WHERE i.id = w.run_id AND i.org_id = w.org_id AND i.document_id = p_document_id))
+           -- An amendment's data, and so its keys, repeat its original's: it takes only an
+           -- event that names it, so one meant for the original never completes it.
+           AND (p_document_id IS NOT NULL OR NOT EXISTS (
+                   SELECT 1 FROM charter.workflow_instances AS i
+                     JOIN charter.documents AS d ON d.org_id = i.org_id AND d.id = i.document_id
+                    WHERE i.id = w.run_id AND i.org_id = w.org_id AND d.amended_from IS NOT NULL))
          ORDER BY w.created_at
          FOR UPDATE OF w
     ), resumed AS (
