@@ -1,5 +1,5 @@
 -- The slots whose exit leads to gate p_gate: the bodies whose work that gate passes on.
--- A SQL-standard body without a SET clause: PostgreSQL inlines it into the query using it.
+-- A SQL-standard body (no SET clause needed): its names are bound when it is created.
 CREATE OR REPLACE FUNCTION charter._body_slots(p_wf jsonb, p_gate text)
 RETURNS text[]
 LANGUAGE sql
