@@ -64,6 +64,7 @@ The tree::
     │   ├── OrgMismatchError              ORG_MISMATCH (two orgs in one transaction)
     │   ├── DefinitionNotFoundError       DEFINITION_NOT_FOUND
     │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
+    │   ├── WorkflowPausedError           WORKFLOW_PAUSED (its instance is paused: resume it)
     │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
     ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
     │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
@@ -632,6 +633,10 @@ class DefinitionNotFoundError(DocumentError, code="DEFINITION_NOT_FOUND", sqlsta
 
 class WorkflowGatePendingError(DocumentError, code="WORKFLOW_GATE_PENDING", sqlstate="CH041"):
     """The gate is passed by the document's workflow when its body finishes, not by a user."""
+
+
+class WorkflowPausedError(DocumentError, code="WORKFLOW_PAUSED", sqlstate="CH080"):
+    """The document's workflow instance is paused: no transition until it is resumed."""
 
 
 class WorkflowRuntimeError(CharterError, code="WORKFLOW_RUNTIME_ERROR"):
