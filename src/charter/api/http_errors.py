@@ -26,6 +26,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.RunStateError: 409,
     e.DocumentExistsError: 409,
     e.WorkflowGatePendingError: 409,
+    e.WorkflowPausedError: 409,
     e.PolicyDeniedError: 403,
     e.WorkflowEditLockedError: 403,
     e.ApprovalNotApproverError: 403,
