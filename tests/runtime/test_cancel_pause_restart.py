@@ -9,7 +9,6 @@ instance on the org's current workflow at the document's state."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from datetime import timedelta
 
@@ -106,14 +105,17 @@ def test_no_decision_after_a_cancel_moves_the_document_racing_decisions_and_the_
     acme.directory.put_user("reviewer", roles=["ap_clerk"])
     waiting = [_waiting_for_approval(acme) for _ in range(6)]
     outcomes: dict[str, str] = {}
+    cancels: dict[str, str] = {}
     start = threading.Barrier(2 * len(waiting))
 
-    def cancel(run):
+    def cancel(doc_id, run):
         with Client(db_url, org_id="acme") as client:
             start.wait()
-            # The decision may win, and the engine finish the instance first: then refused.
-            with contextlib.suppress(RunStateError):
+            try:
                 client.cancel(run, actor="boss", reason="stop")
+                cancels[doc_id] = "cancelled"
+            except RunStateError:  # the decision won, and the engine finished the instance
+                cancels[doc_id] = "refused"
 
     def decide(doc_id, request):
         with Client(db_url, org_id="acme") as client:
@@ -124,24 +126,28 @@ def test_no_decision_after_a_cancel_moves_the_document_racing_decisions_and_the_
             except ApprovalClosedError:
                 outcomes[doc_id] = "closed"
 
-    threads = [threading.Thread(target=cancel, args=(doc.workflow.run_id,)) for doc, _ in waiting]
+    threads = [
+        threading.Thread(target=cancel, args=(doc.id, doc.workflow.run_id)) for doc, _ in waiting
+    ]
     threads += [threading.Thread(target=decide, args=(doc.id, req)) for doc, req in waiting]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert len(outcomes) == len(waiting)
+    assert len(outcomes) == len(cancels) == len(waiting)
     for doc, _ in waiting:
         after = acme.documents.wait(doc.id, timeout=20)
-        assert after.workflow.status in ("cancelled", "completed")
-        cancels = [e for e in acme.documents.history(doc.id) if e.action == "instance.cancel"]
-        if outcomes[doc.id] == "closed":
-            # Cancelled first: the document stays where it was, for good.
-            assert len(cancels) == 1
+        audit = [e for e in acme.documents.history(doc.id) if e.action == "instance.cancel"]
+        if cancels[doc.id] == "refused":
+            # Decided first, and the engine approved it before the cancel came.
+            assert outcomes[doc.id] == "decided" and after.workflow.status == "completed"
+            assert audit == []
+            continue
+        # Cancelled: the instance is over, and nothing moved the document afterwards.
+        assert after.workflow.status == "cancelled"
+        assert len(audit) == 1 and _versions(sql, doc.id) == audit[0].version == after.version
+        if outcomes[doc.id] == "closed":  # the decision came after the cancel
             assert (after.state, after.version) == ("submitted", 2)
-        if cancels:
-            # Nothing moved the document after its cancel.
-            assert _versions(sql, doc.id) == cancels[0].version
         assert sql(
             "SELECT count(*) FROM charter.instance_waits WHERE run_id = %s", doc.workflow.run_id
         ) == [(0,)]
