@@ -199,16 +199,23 @@ def test_no_side_effect_not_yet_delivered_is_sent_after_a_cancel_racing_the_deli
     )
     assert pending == [(len(docs),)]
     sql("UPDATE charter.side_effects SET max_attempts = 1000 WHERE run_id = ANY(%s)", runs)
-    cancelled: set[str] = set()
+    cancelled: list[str] = []  # appended by this thread, copied by the worker's
     late: list[str] = []
+    crashed: list[BaseException] = []
     rounds = [0]
     stop = threading.Event()
     fail = '{"ok": false, "retry": true, "error": "connection refused"}'
 
     def deliver():
+        try:
+            claim_and_fail()
+        except BaseException as exc:  # surfaced below
+            crashed.append(exc)
+
+    def claim_and_fail():
         with psycopg.connect(db_url, autocommit=True) as conn:
             while not stop.is_set():
-                done_before = set(cancelled)  # cancels committed before this claim
+                done_before = cancelled[:]  # cancels committed before this claim
                 rows = conn.execute(
                     "SELECT c->>'id', c->>'runId', c->>'orgId', c->>'createdAt' FROM "
                     "charter.claim_side_effects('w1', ARRAY['webhook'], 10, 30) AS c"
@@ -233,14 +240,14 @@ def test_no_side_effect_not_yet_delivered_is_sent_after_a_cancel_racing_the_deli
     try:
         for run in runs:
             acme.cancel(run, actor="boss", reason="stop")
-            cancelled.add(run)
+            cancelled.append(run)
         seen = rounds[0]
         while rounds[0] < seen + 20 and worker.is_alive():
             stop.wait(0.01)
     finally:
         stop.set()
         worker.join(30)
-    assert late == []
+    assert crashed == [] and late == []
     statuses = sql("SELECT DISTINCT status FROM charter.side_effects WHERE run_id = ANY(%s)", runs)
     assert statuses == [("cancelled",)]
     # The engine finds nothing to resume for them either.
@@ -364,6 +371,28 @@ def test_a_paused_instance_delivers_nothing_until_resumed(acme, db_url, sql):
     assert sql(claim) == [(run,)]
 
 
+def test_a_paused_instances_python_action_is_not_claimed_until_resumed(acme, db_url, sql):
+    contract = defs.contract("notice", {"code": "string"})
+    node = ("fee", "action", {"actionType": "notice.compute_fee", "runAs": "system",
+                              "payloadTemplate": {"rate": "0.05"}})  # fmt: skip
+    acme.definitions.publish(contract)
+    acme.definitions.publish(contract, defs.org_definition("notice", [node], []))
+    doc = acme.documents.create("notice", {"code": "A1"}, actor="sales")
+    acme.documents.transition(doc.id, "open", actor="sales")
+    with psycopg.connect(db_url, autocommit=True) as engine:
+        for _ in range(2):
+            _engine_round(engine)
+    claim = (
+        "SELECT c->>'runId' FROM "
+        "charter.claim_action_tasks('w1', ARRAY['notice.compute_fee'], 10, 30) AS c"
+    )
+    run = acme.documents.get(doc.id).workflow.run_id
+    acme.documents.pause(doc.id, actor="boss")
+    assert sql(claim) == []
+    acme.documents.resume(doc.id, actor="boss")
+    assert sql(claim) == [(run,)]
+
+
 def test_pause_and_resume_refuse_what_they_cannot_do(acme, engine):
     docs = acme.documents
     doc = docs.create("ap_invoice", {"grand_total": 50, "vendor_id": "v-trusted"}, actor="clerk")
@@ -377,6 +406,12 @@ def test_pause_and_resume_refuse_what_they_cannot_do(acme, engine):
         docs.pause("no-such-document", actor="boss")
     with pytest.raises(ArgumentError, match="actor"):
         docs.pause(doc.id, actor="")
+    # A paused instance is not stuck: force-failing it is refused (resume or cancel it).
+    waiting, _ = _waiting_for_approval(acme)
+    docs.pause(waiting.id, actor="boss")
+    with pytest.raises(RunStateError, match="paused"):
+        acme.health.force_fail(waiting.workflow.run_id, "stuck?")
+    assert acme.cancel(waiting.workflow.run_id, actor="boss") == "cancelled"
 
 
 # -- restart -------------------------------------------------------------------------------
