@@ -236,8 +236,19 @@ class Client:
         """Block until every run is finished; the runs in the order given."""
         return self.store.perform(ops.wait_many(run_ids, self._state.org_id, timeout))
 
-    def cancel(self, run_id: str, *, connection: Connection | None = None) -> str:
-        return self.store.perform(ops.cancel(run_id, self._state.org_id), connection)
+    def cancel(
+        self,
+        run_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        connection: Connection | None = None,
+    ) -> str:
+        """Cancel a run. For a document's workflow instance: its pending approvals close, its
+        waits and undelivered side effects are dropped, the document stays in its state, and
+        its audit trail names ``actor`` (the database role when None) and ``reason``."""
+        op = ops.cancel(run_id, self._state.org_id, actor, reason)
+        return self.store.perform(op, connection)
 
     def retry(self, run_id: str, *, connection: Connection | None = None) -> str:
         return self.store.perform(ops.retry(run_id, self._state.org_id), connection)
@@ -397,8 +408,16 @@ class AsyncClient:
     async def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
         return await self.store.perform(ops.wait_many(run_ids, self._state.org_id, timeout))
 
-    async def cancel(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
-        return await self.store.perform(ops.cancel(run_id, self._state.org_id), connection)
+    async def cancel(
+        self,
+        run_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> str:
+        op = ops.cancel(run_id, self._state.org_id, actor, reason)
+        return await self.store.perform(op, connection)
 
     async def retry(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
         return await self.store.perform(ops.retry(run_id, self._state.org_id), connection)

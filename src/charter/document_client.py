@@ -142,6 +142,46 @@ class Documents:
         )
         return self._store.perform(op, connection)
 
+    def pause(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: Connection | None = None,
+    ) -> Document:
+        """Pause the document's workflow instance: it runs nothing and fires no timer until
+        :meth:`resume` (due ones fire then), and a transition of the document is refused
+        with ``WORKFLOW_PAUSED``. The audit trail names ``actor`` and ``reason``."""
+        op = ops.instance_act("pause", self._org, document_id, actor=actor, reason=reason)
+        return self._store.perform(op, connection)
+
+    def resume(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: Connection | None = None,
+    ) -> Document:
+        """Resume a paused instance: what it held (events, deliveries, due timers) runs."""
+        op = ops.instance_act("resume", self._org, document_id, actor=actor, reason=reason)
+        return self._store.perform(op, connection)
+
+    def restart(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: Connection | None = None,
+    ) -> Document:
+        """Start a new workflow instance for a document whose instance was cancelled or
+        failed, on the org's current effective workflow, at the document's current state
+        (``RUN_STATE_INVALID`` while one is running or paused: cancel it first)."""
+        op = ops.instance_act("restart", self._org, document_id, actor=actor, reason=reason)
+        return self._store.perform(op, connection)
+
     def get(
         self, document_id: str, version: int | None = None, *, connection: Connection | None = None
     ) -> Document:
@@ -286,6 +326,39 @@ class AsyncDocuments:
         op = ops.amend(
             self._org, document_id, changes, actor=actor, reason=reason, trace_id=trace_id
         )
+        return await self._store.perform(op, connection)
+
+    async def pause(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> Document:
+        op = ops.instance_act("pause", self._org, document_id, actor=actor, reason=reason)
+        return await self._store.perform(op, connection)
+
+    async def resume(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> Document:
+        op = ops.instance_act("resume", self._org, document_id, actor=actor, reason=reason)
+        return await self._store.perform(op, connection)
+
+    async def restart(
+        self,
+        document_id: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> Document:
+        op = ops.instance_act("restart", self._org, document_id, actor=actor, reason=reason)
         return await self._store.perform(op, connection)
 
     async def get(

@@ -268,6 +268,29 @@ def amend(
     return document((yield call))
 
 
+def instance_act(
+    act: str, org_id: str, document_id: str, *, actor: str, reason: str | None
+) -> Operation[Document]:
+    """Pause, resume or restart a document's workflow instance (``act``); the document,
+    with its workflow, as it is afterwards."""
+    params = {
+        "org_id": org_id,
+        "document_id": text_argument(document_id, "document id"),
+        "actor": text_argument(actor, "actor"),
+        "reason": None if reason is None else _text(reason, "reason", 2000),
+    }
+    # Pausing a paused instance, resuming a running one: no-ops, so a resend is safe; a
+    # second restart would be refused (the first one's instance is active).
+    call = Call(
+        f"{act}_instance",
+        params,
+        first_json,
+        retry_safe=act != "restart",
+        what=f"{act} of the workflow of document {document_id}",
+    )
+    return document((yield call))
+
+
 def get(org_id: str, document_id: str, version: int | None) -> Operation[Document]:
     params = {
         "org_id": org_id,

@@ -67,6 +67,7 @@ The tree::
     │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
     │   ├── DocumentAmendedError          DOCUMENT_AMENDED (superseded: work on its amendment)
     │   ├── DefinitionChangedError        DEFINITION_CHANGED (published or archived mid-rebase)
+    │   ├── WorkflowPausedError           WORKFLOW_PAUSED (its instance is paused: resume it)
     │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
     ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
     │   ├── ConditionNoMatchError         CONDITION_NO_MATCH (no edge matched, no default)
@@ -668,6 +669,10 @@ class DocumentAmendedError(DocumentError, code="DOCUMENT_AMENDED", sqlstate="CH0
 class DefinitionChangedError(DocumentError, code="DEFINITION_CHANGED", sqlstate="CH087"):
     """The org published or archived a definition while a rebase recompiled the one before;
     rebase again."""
+
+
+class WorkflowPausedError(DocumentError, code="WORKFLOW_PAUSED", sqlstate="CH080"):
+    """The document's workflow instance is paused: no transition until it is resumed."""
 
 
 class WorkflowRuntimeError(CharterError, code="WORKFLOW_RUNTIME_ERROR"):

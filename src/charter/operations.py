@@ -191,15 +191,27 @@ def wait_many(run_ids: Sequence[str], org_id: str | None, timeout: float) -> Ope
         yield Listen(seen, min(left, _POLL_S))
 
 
-def cancel(run_id: str, org_id: str | None) -> Operation[str]:
+def cancel(
+    run_id: str, org_id: str | None, actor: str | None = None, reason: str | None = None
+) -> Operation[str]:
+    """Cancel a run. A document's workflow instance records ``actor`` (the database role
+    when None) and ``reason`` in the document's audit trail."""
+    params = {
+        "run_id": text_argument(run_id, "run_id"),
+        "org_id": org_id,
+        "actor": None if actor is None else text_argument(actor, "actor"),
+        "reason": None if reason is None else reason_argument(reason),
+    }
     # Cancelling a cancelled run is a no-op, so resending is safe.
-    call = Call(
-        "cancel_run",
-        {"run_id": text_argument(run_id, "run_id"), "org_id": org_id},
-        first_value,
-        what=f"cancelling run {run_id!r}",
-    )
+    call = Call("cancel_run", params, first_value, what=f"cancelling run {run_id!r}")
     return str((yield call))
+
+
+def reason_argument(value: Any) -> str:
+    """Why someone acted, as the audit trail keeps it: a string of at most 2000 characters."""
+    if not isinstance(value, str) or len(value) > 2000:
+        raise ArgumentError("reason must be a string of at most 2000 characters.")
+    return clean_text(value, "reason")
 
 
 def retry(run_id: str, org_id: str | None) -> Operation[str]:

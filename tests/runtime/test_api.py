@@ -389,3 +389,47 @@ def test_bad_numbers_and_entity_types_are_422_not_internal_errors(api, keys):
         answer = api.get(path, headers=ops)
         assert answer.status_code == 422, (path, answer.json())
         assert "SCHEMA_NOT_CURRENT" not in json.dumps(answer.json())
+
+
+def test_an_operator_pauses_resumes_cancels_and_restarts_a_documents_workflow(api, keys, engine):
+    clerk, ops = _as(keys["clerk"]), _as(keys["ops"])
+    made = api.post(
+        "/api/documents",
+        headers=clerk,
+        json={"entity_type": "ap_invoice", "data": {"grand_total": 9000, "vendor_id": "v-1"}},
+    ).json()
+    doc = f"/api/documents/{made['id']}"
+    assert api.post(f"{doc}/transitions", headers=clerk, json={"gate": "submit"}).status_code == 200
+    # Only an admin (a service account, a directory admin) acts on a workflow.
+    for act in ("pause", "resume", "restart"):
+        refused = api.post(f"{doc}/{act}", headers=clerk)
+        assert refused.status_code == 403, refused.json()
+    paused = api.post(f"{doc}/pause", headers=ops, json={"reason": "dispute"})
+    assert paused.status_code == 200, paused.json()
+    run_id = paused.json()["workflow"]["run_id"]
+    assert paused.json()["workflow"]["status"] == "paused"
+    gate = {"gate": "approve", "to": "active"}
+    blocked = api.post(f"{doc}/transitions", headers=clerk, json=gate)
+    assert blocked.status_code == 409 and blocked.json()["error"]["code"] == "WORKFLOW_PAUSED"
+    assert api.post(f"{doc}/resume", headers=ops).json()["workflow"]["status"] == "running"
+    cancelled = api.post(f"/api/runs/{run_id}/cancel", headers=ops, json={"reason": "typo"})
+    assert cancelled.json() == {"id": run_id, "status": "cancelled"}
+    restarted = api.post(f"{doc}/restart", headers=ops, json={"reason": "undo"})
+    assert restarted.status_code == 200, restarted.json()
+    assert restarted.json()["workflow"]["run_id"] != run_id
+    again = api.post(f"{doc}/restart", headers=ops)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "RUN_STATE_INVALID"
+    history = api.get(f"{doc}/history", headers=clerk).json()
+    acts = [
+        (h["action"], h["actor"], h["reason"])
+        for h in history
+        if h["action"].startswith("instance.")
+    ]
+    assert acts == [
+        ("instance.pause", "service:ops", "dispute"),
+        ("instance.resume", "service:ops", None),
+        ("instance.cancel", "service:ops", "typo"),
+        ("instance.restart", "service:ops", "undo"),
+    ]
+    spec = api.get("/openapi.json").json()["paths"]["/api/documents/{document_id}/pause"]
+    assert spec["post"]["requestBody"]["required"] is False

@@ -130,3 +130,42 @@ def test_approvals_inbox_and_decide(acme, engine, db_url):
     assert done.returncode == 0, done.stderr
     assert "the request is approved" in done.stdout
     assert acme.documents.wait(doc.id, timeout=20).state == "active"
+
+
+def test_documents_pause_resume_and_restart_and_runs_cancel_name_the_actor(acme, engine, db_url):
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 9000, "vendor_id": "v"}, actor="clerk"
+    )
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    run_id = acme.documents.wait(doc.id, timeout=20).workflow.run_id
+    env = _env(db_url)
+    paused = run_charter(
+        "documents", "pause", doc.id, "--actor", "boss", "--reason", "dispute", "--org", "acme",
+        env=env,
+    )  # fmt: skip
+    assert paused.returncode == 0, paused.stderr
+    assert f"workflow instance {run_id} is paused" in paused.stdout
+    refused = run_charter(
+        "documents", "restart", doc.id, "--actor", "boss", "--org", "acme", env=env
+    )
+    assert refused.returncode == 1 and "RUN_STATE_INVALID" in refused.stderr
+    resumed = run_charter(
+        "documents", "resume", doc.id, "--actor", "boss", "--org", "acme", env=env
+    )
+    assert f"workflow instance {run_id} is running" in resumed.stdout, resumed.stderr
+    cancelled = run_charter(
+        "runs", "cancel", run_id, "--org", "acme", "--actor", "boss", "--reason", "typo", env=env
+    )
+    assert cancelled.returncode == 0 and "cancelled" in cancelled.stdout, cancelled.stderr
+    restarted = run_charter(
+        "documents", "restart", doc.id, "--actor", "boss", "--org", "acme", env=env
+    )
+    assert restarted.returncode == 0, restarted.stderr
+    assert "is running" in restarted.stdout and run_id not in restarted.stdout
+    acts = [(e.action, e.actor, e.reason) for e in acme.documents.history(doc.id)]
+    assert [a for a in acts if a[0].startswith("instance.")] == [
+        ("instance.pause", "boss", "dispute"),
+        ("instance.resume", "boss", None),
+        ("instance.cancel", "boss", "typo"),
+        ("instance.restart", "boss", None),
+    ]

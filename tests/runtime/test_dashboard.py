@@ -166,3 +166,26 @@ def test_a_runs_page_shows_its_children_and_what_a_step_waits_for(site, keys, ac
         child_page = site.get(f"/runs/{kid.run_id}").text
         assert "waiting for event dash:1" in child_page
         assert f'href="/runs/{run_id}"' in child_page
+
+
+def test_an_admin_pauses_and_resumes_a_documents_workflow_from_its_page(site, keys, acme, engine):
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 9000, "vendor_id": "v"}, actor="clerk"
+    )
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    acme.documents.wait(doc.id, timeout=20)
+    _sign_in(site, keys["clerk"])
+    assert 'value="pause"' not in site.get(f"/documents/{doc.id}").text  # not an admin
+    site.post("/sign-out", data={"csrf": _csrf(site.get("/").text)})
+    _sign_in(site, keys["ops"])
+    page = site.get(f"/documents/{doc.id}").text
+    assert 'value="pause"' in page and 'value="resume"' not in page
+    paused = site.post(
+        f"/documents/{doc.id}", data={"csrf": _csrf(page), "action": "pause", "reason": "dispute"}
+    )
+    assert paused.status_code == 303
+    page = site.get(f"/documents/{doc.id}").text
+    assert 'value="resume"' in page and "dispute" in page
+    assert acme.documents.get(doc.id).workflow.status == "paused"
+    site.post(f"/documents/{doc.id}", data={"csrf": _csrf(page), "action": "resume"})
+    assert acme.documents.get(doc.id).workflow.status == "running"

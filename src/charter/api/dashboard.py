@@ -214,7 +214,7 @@ async def run_page(request: Request, who: Principal) -> Response:
         form = await request.form()
         if form.get("action") == "cancel":
             who.require_admin("cancel runs")
-            await who.client.cancel(run_id)
+            await who.client.cancel(run_id, actor=who.actor)
         elif form.get("action") == "retry":
             await who.client.retry(run_id)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
@@ -235,7 +235,18 @@ async def documents_page(request: Request, who: Principal) -> Response:
 
 @page("document.html")
 async def document_page(request: Request, who: Principal) -> Response:
-    doc = await who.client.documents.get(request.path_params["document_id"])
+    document_id = request.path_params["document_id"]
+    if request.method == "POST":
+        form = await request.form()
+        documents = who.client.documents
+        act = {"pause": documents.pause, "resume": documents.resume, "restart": documents.restart}
+        chosen = act.get(str(form.get("action")))
+        if chosen is None:
+            raise ValueError("unknown action")
+        who.require_admin(f"{form.get('action')} a document's workflow")
+        await chosen(document_id, actor=who.actor, reason=str(form.get("reason") or "") or None)
+        return RedirectResponse(f"/documents/{document_id}", status_code=303)
+    doc = await who.client.documents.get(document_id)
     history = await who.client.documents.history(doc.id)
     return _page(request, who, "document.html", doc=doc, history=history)
 
@@ -299,7 +310,7 @@ def dashboard_routes() -> list[Route | Mount]:
         Route("/runs", runs_page, methods=["GET"]),
         Route("/runs/{run_id}", run_page, methods=["GET", "POST"]),
         Route("/documents", documents_page, methods=["GET"]),
-        Route("/documents/{document_id}", document_page, methods=["GET"]),
+        Route("/documents/{document_id}", document_page, methods=["GET", "POST"]),
         Route("/inbox", inbox_page, methods=["GET"]),
         Route("/inbox/{request_id}/decision", decide, methods=["POST"]),
         Route("/dead-letters", dead_letters_page, methods=["GET", "POST"]),

@@ -27,6 +27,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.DocumentExistsError: 409,
     e.WorkflowGatePendingError: 409,
     e.DocumentAmendedError: 409,
+    e.WorkflowPausedError: 409,
     e.PolicyDeniedError: 403,
     e.ContractPolicyMissingError: 403,  # a gate or action no policy grants: refused to all
     e.WorkflowEditLockedError: 403,

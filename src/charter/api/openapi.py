@@ -44,7 +44,7 @@ def openapi() -> dict[str, Any]:
         }
         if route.body is not None:
             operation["requestBody"] = {
-                "required": True,
+                "required": route.body_required,
                 "content": {"application/json": {"schema": route.body}},
             }
         paths.setdefault(route.path, {})[route.method.lower()] = operation

@@ -35,6 +35,7 @@ class ApiRoute:
     handler: Handler
     body: dict[str, Any] | None = None  # JSON schema of the request body
     status: int = 200
+    body_required: bool = True  # False: the body may be left out (every field optional)
 
 
 ROUTES: list[ApiRoute] = []
@@ -42,10 +43,10 @@ ROUTES: list[ApiRoute] = []
 
 def api(
     method: str, path: str, summary: str, tag: str, *,
-    body: dict[str, Any] | None = None, status: int = 200,
+    body: dict[str, Any] | None = None, status: int = 200, body_required: bool = True,
 ) -> Callable[[Handler], Handler]:  # fmt: skip
     def register(handler: Handler) -> Handler:
-        ROUTES.append(ApiRoute(method, path, summary, tag, handler, body, status))
+        ROUTES.append(ApiRoute(method, path, summary, tag, handler, body, status, body_required))
         return handler
 
     return register
@@ -208,12 +209,18 @@ async def get_run(request: Request, who: Principal) -> Any:
     return await who.client.get_run(run_id)
 
 
-@api("POST", "/api/runs/{run_id}/cancel", "Cancel a run", "runs")
+_REASON_BODY = {"type": "object", "properties": {"reason": {"type": "string"}}}
+
+
+@api("POST", "/api/runs/{run_id}/cancel",
+     "Cancel a run (a document's instance: its approvals close, its undelivered effects stop)",
+     "runs", body=_REASON_BODY, body_required=False)  # fmt: skip
 async def cancel_run(request: Request, who: Principal) -> Any:
     run_id = request.path_params["run_id"]
     await _own_run(who, run_id)
     who.require_admin("cancel runs")
-    return {"id": run_id, "status": await who.client.cancel(run_id)}
+    reason = _field(await body_of(request), "reason", str, required=False)
+    return {"id": run_id, "status": await who.client.cancel(run_id, actor=who.actor, reason=reason)}
 
 
 @api("POST", "/api/runs/{run_id}/retry", "Retry a failed run (or document instance)", "runs")
@@ -332,6 +339,35 @@ async def amend_document(request: Request, who: Principal) -> Any:
         request.path_params["document_id"], _field(data, "changes", dict), actor=who.actor,
         reason=_field(data, "reason", str, required=False),
     )  # fmt: skip
+
+
+async def _instance_act(request: Request, who: Principal, act: str) -> Any:
+    document_id = request.path_params["document_id"]
+    who.require_admin(f"{act} a document's workflow")
+    reason = _field(await body_of(request), "reason", str, required=False)
+    documents = who.client.documents
+    act_on = {"pause": documents.pause, "resume": documents.resume}.get(act, documents.restart)
+    return await act_on(document_id, actor=who.actor, reason=reason)
+
+
+@api("POST", "/api/documents/{document_id}/pause",
+     "Pause the document's workflow instance (nothing runs; transitions are refused)",
+     "documents", body=_REASON_BODY, body_required=False)  # fmt: skip
+async def pause_document(request: Request, who: Principal) -> Any:
+    return await _instance_act(request, who, "pause")
+
+
+@api("POST", "/api/documents/{document_id}/resume", "Resume its paused workflow instance",
+     "documents", body=_REASON_BODY, body_required=False)  # fmt: skip
+async def resume_document(request: Request, who: Principal) -> Any:
+    return await _instance_act(request, who, "resume")
+
+
+@api("POST", "/api/documents/{document_id}/restart",
+     "Start a new workflow instance (after a cancel or failure) at the document's state",
+     "documents", body=_REASON_BODY, body_required=False)  # fmt: skip
+async def restart_document(request: Request, who: Principal) -> Any:
+    return await _instance_act(request, who, "restart")
 
 
 # -- approvals ---------------------------------------------------------------------------

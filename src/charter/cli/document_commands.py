@@ -1,4 +1,5 @@
-"""`charter compile-effective`, `charter expr` and `charter templates`: document workflows."""
+"""`charter compile-effective`, `charter expr`, `charter templates` and `charter documents
+pause|resume|restart`: document workflows."""
 
 from __future__ import annotations
 
@@ -72,6 +73,23 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(decide, "--comment", help="why (kept with the decision)")
     option(decide, "--org", default="default", help="the request's org")
     decide.set_defaults(handler=approvals_decide_command)
+
+    documents = commands.add_parser(
+        "documents", help="a document's workflow instance: pause, resume, restart"
+    )
+    acts = documents.add_subparsers(title="documents commands", required=True, metavar="ACTION")
+    for act, text in (
+        ("pause", "pause its instance: it runs nothing, fires no timer, passes no gate"),
+        ("resume", "resume its paused instance (due timers fire, held events apply)"),
+        ("restart", "start a new instance (after a cancel or a failure) at its current state, "
+                    "on the org's current workflow"),
+    ):  # fmt: skip
+        command = acts.add_parser(act, help=text)
+        command.add_argument("document_id", metavar="DOCUMENT_ID")
+        option(command, "--actor", required=True, help="who does it (kept in the audit trail)")
+        option(command, "--reason", help="why (kept in the audit trail)")
+        option(command, "--org", default="default", help="the document's org")
+        command.set_defaults(handler=documents_act_command, act=act)
 
     schedules = commands.add_parser("schedules", help="cron schedules of an org")
     actions = schedules.add_subparsers(title="schedules commands", required=True, metavar="ACTION")
@@ -267,6 +285,29 @@ def approvals_decide_command(
     out.print(
         f"{escape(actor)} {word} request {escape(request_id)} (version {version}); the request "
         f"is {result['requestStatus']}"
+    )
+    return 0
+
+
+def documents_act_command(
+    *,
+    database_url: str | None,
+    act: str,
+    document_id: str,
+    actor: str,
+    reason: str | None,
+    org: str,
+) -> int:
+    with Client(database_url, migrate=False, org_id=org) as client:
+        documents = client.documents
+        act_on = {"pause": documents.pause, "resume": documents.resume}.get(act, documents.restart)
+        document = act_on(document_id, actor=actor, reason=reason)
+    workflow = document.workflow
+    out.print(
+        f"document {escape(document.id)} ({escape(document.state)}): workflow instance "
+        f"{escape(workflow.run_id or '')} is {workflow.status}"
+        if workflow is not None
+        else f"document {escape(document.id)} has no workflow instance"
     )
     return 0
 

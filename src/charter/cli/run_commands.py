@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from rich.markup import escape
@@ -31,6 +32,7 @@ from charter.errors import (
     RunWaitTimeoutError,
 )
 from charter.status import render_document, render_run
+from charter.store import Operation
 from charter.worker.loader import load_flows
 
 
@@ -89,6 +91,12 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     cancel = actions.add_parser("cancel", help="cancel running runs")
     cancel.add_argument("run_ids", metavar="RUN_ID", nargs="+")
     option(cancel, "--org", help="the runs' org (needed for an id several orgs use)")
+    option(
+        cancel,
+        "--actor",
+        help="who cancels (a document's audit trail names them; default: the database role)",
+    )
+    option(cancel, "--reason", help="why (a document's audit trail keeps it)")
     cancel.set_defaults(handler=runs_cancel_command)
     retry = actions.add_parser("retry", help="resume failed runs from their failed steps")
     retry.add_argument("run_ids", metavar="RUN_ID", nargs="+")
@@ -222,21 +230,30 @@ def runs_list_command(
     return 0
 
 
-def runs_cancel_command(*, database_url: str | None, run_ids: list[str], org: str | None) -> int:
-    return _each(database_url, run_ids, org, "cancel")
+def runs_cancel_command(
+    *,
+    database_url: str | None,
+    run_ids: list[str],
+    org: str | None,
+    actor: str | None,
+    reason: str | None,
+) -> int:
+    return _each(database_url, run_ids, lambda run_id: ops.cancel(run_id, org, actor, reason))
 
 
 def runs_retry_command(*, database_url: str | None, run_ids: list[str], org: str | None) -> int:
-    return _each(database_url, run_ids, org, "retry")
+    return _each(database_url, run_ids, lambda run_id: ops.retry(run_id, org))
 
 
-def _each(database_url: str | None, run_ids: list[str], org: str | None, action: str) -> int:
+def _each(
+    database_url: str | None, run_ids: list[str], operation: Callable[[str], Operation[str]]
+) -> int:
     failures = 0
     with Client(database_url, migrate=False) as client:
         for run_id in run_ids:
             try:
                 # An operator's command: the run of --org, or of whichever org has this id.
-                op = ops.cancel(run_id, org) if action == "cancel" else ops.retry(run_id, org)
+                op = operation(run_id)
                 status = client.store.perform(op)
                 out.print(f"{escape(_shown_id(run_id))}: {status}")
             except CharterError as exc:

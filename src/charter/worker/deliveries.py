@@ -273,6 +273,17 @@ class SideEffectDelivery:
                 "retried later" if result == "retry" else "dead-lettered",
                 extra={"worker": self.worker_id, "run_id": row.get("runId")},
             )
+        elif result in ("held", "cancelled"):
+            log.info(
+                "%s %s (attempt %d) not delivered; %s",
+                row["effectType"],
+                row["id"],
+                row["attempt"],
+                "held until its instance is resumed"
+                if result == "held"
+                else "not tried again: its instance was cancelled",
+                extra={"worker": self.worker_id, "run_id": row.get("runId")},
+            )
 
 
 def _channel(row: dict[str, Any]) -> str:

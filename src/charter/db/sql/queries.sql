@@ -51,7 +51,7 @@ SELECT charter.start_run(%(flow)s, %(input)s::jsonb, %(run_id)s, %(org_id)s, %(v
 SELECT charter.get_run(%(run_id)s, %(org_id)s);
 
 -- name: cancel_run
-SELECT charter.cancel_run(%(run_id)s, %(org_id)s);
+SELECT charter.cancel_run(%(run_id)s, %(org_id)s, %(actor)s, %(reason)s);
 
 -- name: retry_run
 SELECT charter.retry_run(%(run_id)s, %(org_id)s);
@@ -182,6 +182,15 @@ SELECT charter.mutate(%(org_id)s, %(action)s, %(document_id)s, %(changes)s::json
 -- name: amend_document
 SELECT charter.amend_document(%(org_id)s, %(document_id)s, %(changes)s::jsonb, %(actor)s,
                               %(reason)s, %(trace_id)s);
+
+-- name: pause_instance
+SELECT charter.pause_instance(%(org_id)s, %(document_id)s, %(actor)s, %(reason)s);
+
+-- name: resume_instance
+SELECT charter.resume_instance(%(org_id)s, %(document_id)s, %(actor)s, %(reason)s);
+
+-- name: restart_instance
+SELECT charter.restart_instance(%(org_id)s, %(document_id)s, %(actor)s, %(reason)s);
 
 -- name: get_document
 SELECT charter.get_document(%(org_id)s, %(document_id)s, %(version)s);

@@ -3,7 +3,11 @@
 -- $run evidence row records it. Cancelling a
 -- cancelled run is a no-op; a completed or failed run cannot be cancelled. Returns the status.
 -- p_org_id is the run's org (looked up by id when null): another org's run does not exist.
-CREATE OR REPLACE FUNCTION charter.cancel_run(p_run_id text, p_org_id text DEFAULT NULL)
+-- A document's workflow instance is cancelled by _cancel_instance (its approvals closed, its
+-- waits dropped, its undelivered side effects cancelled, an audit row naming p_actor — the
+-- session's role when none is given — and p_reason).
+CREATE OR REPLACE FUNCTION charter.cancel_run(
+    p_run_id text, p_org_id text DEFAULT NULL, p_actor text DEFAULT NULL, p_reason text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -20,6 +24,9 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH005',
             MESSAGE = format('Run %L does not exist%s', p_run_id, ' in org ' || quote_literal(p_org_id)),
             HINT = 'Check the run id (charter status RUN_ID, or list runs with the client).';
+    END IF;
+    IF EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = p_run_id AND i.org_id = v_org) THEN
+        RETURN charter._cancel_instance(p_run_id, v_org, coalesce(nullif(p_actor, ''), session_user::text), p_reason);
     END IF;
     IF v_run.status = 'cancelled' THEN
         RETURN 'cancelled';

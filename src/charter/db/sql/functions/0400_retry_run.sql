@@ -28,7 +28,7 @@ BEGIN
     IF v_run.status <> 'failed' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH007',
             MESSAGE = format('Run %L is %s; only a failed run can be retried', p_run_id, v_run.status),
-            HINT = CASE WHEN v_run.status = 'cancelled' THEN 'Start a new run instead.'
+            HINT = CASE WHEN v_run.status = 'cancelled' THEN 'Start a new run instead (for a document''s workflow instance: client.documents.restart).'
                         WHEN v_run.status = 'running' THEN 'Wait for it to finish.'
                         ELSE 'It already completed.' END;
     END IF;

@@ -52,8 +52,9 @@ $$;
 -- amended (DOCUMENT_AMENDED, naming the amendment); check the edit window of an
 -- update (locked refuses, amend_only writes and forces an amendment event; a declared action
 -- is not an edit and may set only its own fields); check expected_version; validate the
--- fields; for a gate, check the transition is legal; write the new version (snapshot +
--- changes), one audit row, and the trigger events in the outbox.
+-- fields; for a gate, check the transition is legal (and that the instance is not paused:
+-- WORKFLOW_PAUSED); write the new version (snapshot + changes), one audit row, and the
+-- trigger events in the outbox.
 --   p_action: 'create' (p_document_id optional, p_entity_type required), 'update', a gate
 --   name of the contract (p_to picks the target state when the gate has several), or an
 --   action type the contract declares (it may set only its fields).
@@ -252,6 +253,17 @@ BEGIN
                           WHERE t->>'from' = v_doc.state), 'none'));
             END IF;
             v_target := v_targets->0;
+            -- A paused instance runs nothing, and nobody moves its document through a gate
+            -- meanwhile (read after the lock, as the edit window is).
+            IF v_via <> 'workflow' AND EXISTS (
+                SELECT FROM charter.workflow_instances AS i
+                 WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status = 'paused') THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH080',
+                    MESSAGE = format('Document %L cannot pass gate %L: its workflow instance %s is paused', v_doc.id, p_action,
+                        (SELECT i.id FROM charter.workflow_instances AS i
+                          WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status = 'paused')),
+                    HINT = 'An operator resumes it (client.documents.resume, charter documents resume); then pass the gate.';
+            END IF;
             -- Only an org's effective workflow may hold a gate (the active instance's, else
             -- the one a new instance would follow): without one, nothing is to check. Read
             -- after the lock, as the edit window is.

@@ -103,6 +103,7 @@ END;
 $$;
 
 -- Ends an instance (completed, failed or cancelled) and its run, withdrawing what is left.
+-- A paused instance's held events are let go (with no instance they change nothing).
 CREATE OR REPLACE FUNCTION charter._finish_instance(
     p_run text, p_org_id text, p_status text, p_error jsonb, p_reason text DEFAULT NULL)
 RETURNS void
@@ -132,6 +133,9 @@ BEGIN
        SET status = p_status, error = p_error, finished_at = now(), updated_at = now()
      WHERE id = p_run AND org_id = p_org_id AND status = 'running';
     PERFORM charter._instance_projection(p_run, p_org_id);
+    IF v_instance.status = 'paused' THEN
+        PERFORM charter._release_held_events(p_org_id, v_instance.document_id);
+    END IF;
 END;
 $$;
 

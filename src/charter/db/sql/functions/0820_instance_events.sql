@@ -114,9 +114,13 @@ BEGIN
                       OR (p_worker_id IS NOT NULL AND v_event.worker_id IS DISTINCT FROM p_worker_id);
         BEGIN
             PERFORM charter._apply_event(v_event, p_verified, p_refused);
+            -- Still processing unless _apply_event held it back for a paused instance.
             UPDATE charter.document_events AS e SET status = 'completed', completed_at = now(), error = NULL
-             WHERE e.created_at = v_event.created_at AND e.id = v_event.id AND e.org_id = v_event.org_id;
-            v_applied := v_applied + 1;
+             WHERE e.created_at = v_event.created_at AND e.id = v_event.id AND e.org_id = v_event.org_id
+               AND e.status = 'processing';
+            IF FOUND THEN
+                v_applied := v_applied + 1;
+            END IF;
         EXCEPTION WHEN others THEN
             GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
             UPDATE charter.document_events AS e
@@ -237,7 +241,10 @@ $$;
 -- Applies one event to its document's instance under the document's lock (WF-01): on_create
 -- starts the instance (unless the document was amended meanwhile); an event the instance already reflects (its own changes) changes
 -- nothing; a user's transition moves the token through the gate; an edit in a stable region
--- is version drift (WF-05). Then every ready node runs.
+-- is version drift (WF-05). Then every ready node runs. An event for a paused instance is
+-- held: back to pending, due at infinity, its attempt given back — and, the oldest of its
+-- document, it holds the later ones back too — until resume (or the instance's end) lets
+-- it go (_release_held_events).
 CREATE OR REPLACE FUNCTION charter._apply_event(p_event charter.document_events, p_verified text[], p_refused jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -268,6 +275,13 @@ BEGIN
     END IF;
     IF v_instance.id IS NULL OR p_event.entity_version <= v_instance.document_version
        OR p_event.event_type = 'on_amended' THEN
+        RETURN;
+    END IF;
+    IF v_instance.status = 'paused' THEN
+        UPDATE charter.document_events AS e
+           SET status = 'pending', attempts = greatest(e.attempts - 1, 0), worker_id = NULL,
+               next_retry_at = 'infinity', error = format('held: workflow instance %s is paused', v_instance.id)
+         WHERE e.created_at = p_event.created_at AND e.id = p_event.id AND e.org_id = p_event.org_id;
         RETURN;
     END IF;
     v_wf := charter._verified_workflow(v_instance.version_id, p_verified, p_refused);

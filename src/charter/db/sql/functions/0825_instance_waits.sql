@@ -9,6 +9,7 @@
 -- on to those after them: the loop reads as it goes and stops once it has taken p_limit. The
 -- read's LIMIT, ten times p_limit, keeps its plan an ordered index scan (planned for every
 -- due wait, it could sort them all on every call) and lets a poller pass what nine others hold.
+-- A paused instance's waits do not fire: they stay, and fire once it is resumed if due.
 CREATE OR REPLACE FUNCTION charter.fire_due_waits(
     p_limit integer, p_verified text[], p_refused jsonb DEFAULT '{}', p_worker_id text DEFAULT NULL)
 RETURNS integer
@@ -28,6 +29,7 @@ BEGIN
                          FROM charter.instance_waits AS w
                          JOIN charter.workflow_instances AS i ON i.id = w.run_id AND i.org_id = w.org_id
                         WHERE w.due_at <= charter._now() AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
+                          AND i.status = 'running'
                           AND (v_served IS NULL OR array_position(v_served, w.org_id) IS NOT NULL)
                         ORDER BY w.due_at LIMIT p_limit * 10 LOOP
         EXIT WHEN v_taken >= p_limit;
@@ -54,7 +56,8 @@ END;
 $$;
 
 -- One wait resumes: its node completes along the edges its outcome picks, then the
--- instance runs on. A wait whose node is no longer running is simply dropped.
+-- instance runs on. A wait whose node is no longer running is simply dropped; a paused
+-- instance's wait is left as it is (paused since the poller read it).
 CREATE OR REPLACE FUNCTION charter._resume_wait(p_wait charter.instance_waits, p_verified text[], p_refused jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -76,6 +79,9 @@ BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i WHERE i.id = p_wait.run_id AND i.org_id = p_wait.org_id;
     PERFORM 1 FROM charter.documents AS d
      WHERE d.org_id = v_instance.org_id AND d.id = v_instance.document_id FOR UPDATE;
+    IF v_instance.status = 'paused' THEN
+        RETURN;
+    END IF;
     IF p_wait.kind = 'retry' THEN
         DELETE FROM charter.instance_waits AS w WHERE w.run_id = p_wait.run_id AND w.org_id = p_wait.org_id AND w.node_id = p_wait.node_id;
         v_wf := charter._verified_workflow(v_instance.version_id, p_verified, p_refused);
@@ -382,6 +388,14 @@ DECLARE
 BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i
      WHERE i.id = p_run_id AND i.org_id = p_org_id FOR UPDATE;
+    IF EXISTS (SELECT 1 FROM charter.workflow_instances AS i
+                WHERE i.org_id = p_org_id AND i.document_id = v_instance.document_id
+                  AND i.status IN ('running', 'paused')) THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH007',
+            MESSAGE = format('Run %L cannot be retried: document %L was restarted and has an active workflow instance',
+                             p_run_id, v_instance.document_id),
+            HINT = 'A document has one active instance; cancel the active one first if this one should go on.';
+    END IF;
     SELECT array_agg(s.step_slug ORDER BY s.step_slug) INTO v_nodes FROM charter.step_states AS s
      WHERE s.run_id = p_run_id AND s.org_id = p_org_id
        AND (s.status = 'failed' OR (s.status = 'cancelled' AND s.completed_at >= v_instance.completed_at));

@@ -28,7 +28,7 @@ BEGIN
 END;
 $$;
 
--- One org's claim of handler tasks that are due.
+-- One org's claim of handler tasks that are due (a paused instance's wait for its resume).
 CREATE OR REPLACE FUNCTION charter._claim_action_tasks_of_org(
     p_org text, p_worker_id text, p_action_types text[], p_limit integer, p_lease_seconds integer)
 RETURNS SETOF jsonb
@@ -40,6 +40,8 @@ AS $$
          WHERE w.org_id = p_org AND w.kind = 'handler' AND w.resume IS NULL
            AND w.due_at <= charter._now()
            AND w.detail->>'actionType' = ANY (p_action_types)
+           AND EXISTS (SELECT 1 FROM charter.workflow_instances AS i
+                        WHERE i.id = w.run_id AND i.org_id = w.org_id AND i.status = 'running')
          ORDER BY w.due_at
          LIMIT p_limit
          FOR UPDATE SKIP LOCKED

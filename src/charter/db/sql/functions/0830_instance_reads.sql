@@ -77,7 +77,8 @@ BEGIN
                                'kind', 'fix', 'node', coalesce(v_instance.error->>'node', '$instance'), 'detail', v_instance.error))
                            ELSE '[]'::jsonb END,
         'pendingEvents', v_pending,
-        'runnable', v_pending OR v_instance.status = 'running' AND (
+        -- A paused instance's events wait for its resume, not for the engine.
+        'runnable', v_pending AND v_instance.status <> 'paused' OR v_instance.status = 'running' AND (
                EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = v_instance.id AND s.org_id = v_instance.org_id AND s.status = 'ready')
             OR EXISTS (SELECT 1 FROM charter.instance_waits AS w
                         WHERE w.run_id = v_instance.id AND w.org_id = v_instance.org_id AND (w.kind = 'handler' OR w.due_at <= charter._now()))
@@ -141,7 +142,11 @@ BEGIN
     SELECT jsonb_object_agg(n.key, jsonb_build_object('s', 'waiting', 'a', 0, 'k', 0,
                'r', coalesce((v_wf #>> ARRAY['joinRequirements', n.key, 'requiredTokenCount'])::integer, 1)))
       INTO v_st FROM jsonb_each(v_wf->'nodes') AS n;
-    v_queue := jsonb_build_array(jsonb_build_object('node', 'sys:start', 'skip', false, 'loop', false));
+    -- A restarted instance starts at the document's state (restart_instance's startAt).
+    v_queue := jsonb_build_array(jsonb_build_object('node', coalesce((
+        SELECT e.output->>'startAt' FROM charter.step_executions AS e
+         WHERE e.run_id = p_run_id AND e.org_id = v_org AND e.step_slug = '$instance' AND e.output ? 'startAt'
+         LIMIT 1), 'sys:start'), 'skip', false, 'loop', false));
     FOR v_row IN SELECT NULL AS step_slug, NULL AS status, NULL::jsonb AS output, NULL::text AS token, 0 AS pass
                  UNION ALL
                  (SELECT e.step_slug, e.status, e.output, e.token, 1 FROM charter.step_executions AS e
@@ -160,6 +165,10 @@ BEGIN
                     SELECT v_st || jsonb_object_agg(x, (v_st->x) || '{"s": "waiting", "a": 0, "k": 0}') INTO v_st
                       FROM unnest(v_reset) AS x;
                     v_queue := v_queue || jsonb_build_array(jsonb_build_object('node', v_row.output->>'restart', 'skip', false, 'loop', false));
+                ELSIF v_row.output ? 'paused' THEN
+                    v_status := 'paused';
+                ELSIF v_row.output ? 'resumed' THEN
+                    v_status := 'running';
                 ELSIF v_row.status = 'cancelled' THEN
                     v_status := 'cancelled';
                 END IF;
@@ -224,9 +233,9 @@ BEGIN
     END LOOP;
     RETURN jsonb_build_object(
         'status', v_status,
-        'currentNodes', CASE WHEN v_status = 'running' THEN coalesce((
+        'currentNodes', CASE WHEN v_status IN ('running', 'paused') THEN coalesce((
             SELECT jsonb_agg(k ORDER BY k) FROM jsonb_each(v_st) AS x(k, v) WHERE v->>'s' IN ('ready', 'running')), '[]') ELSE '[]' END,
-        'activeTokens', CASE WHEN v_status = 'running' THEN coalesce((
+        'activeTokens', CASE WHEN v_status IN ('running', 'paused') THEN coalesce((
             SELECT jsonb_agg(DISTINCT v_tok->>k) FROM jsonb_each(v_st) AS x(k, v)
              WHERE v->>'s' = 'running' AND v_tok ? k), '[]') ELSE '[]' END);
 END;

@@ -168,7 +168,9 @@ $$;
 -- An attempt's end, from the worker that holds it ('stale' otherwise). p_outcome:
 -- {"ok": true, "response": {...}} or {"ok": false, "retry": bool, "retryAfter": seconds,
 -- "error": "...", "response": {...}}; a notification's response may list the recipients
--- already reached ("delivered"), which the next attempt skips.
+-- already reached ("delivered"), which the next attempt skips. An effect of a workflow
+-- instance cancelled meanwhile is not tried again (cancelled), and one of a paused instance
+-- waits for its resume (_retry_side_effect).
 -- A worker's answer for a row it claimed. p_org_id and p_created_at are the rest of the
 -- row's key, as the claim gave them: with both, the row is read in its own monthly partition
 -- (and, distributed, on its org's node); without, it is looked up by id in every partition.
@@ -223,11 +225,7 @@ BEGIN
     IF coalesce((p_outcome->>'retry')::boolean, false) AND v_effect.attempts < v_effect.max_attempts THEN
         v_delay := greatest(coalesce((p_outcome->>'retryAfter')::double precision, 0),
                             least(300, 0.5 * power(2, v_effect.attempts - 1)) * (0.75 + random() * 0.5));
-        UPDATE charter.side_effects AS x
-           SET status = 'failed', error = p_outcome->>'error', response = p_outcome->'response',
-               next_retry_at = now() + make_interval(secs => v_delay)
-         WHERE x.created_at = v_effect.created_at AND x.id = v_effect.id AND x.org_id = v_effect.org_id;
-        RETURN 'retry';
+        RETURN charter._retry_side_effect(v_effect, p_outcome, now() + make_interval(secs => v_delay));
     END IF;
     PERFORM charter._dead_letter(v_effect, p_outcome->>'error', p_outcome->'response');
     RETURN 'dead_letter';

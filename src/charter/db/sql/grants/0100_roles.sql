@@ -57,7 +57,8 @@ GRANT EXECUTE ON FUNCTION
     charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position,
     charter.retry_dead_letters, charter.decide_approval, charter.approval_inbox, charter.get_approval,
     charter.approval_history, charter.define_approval_chain, charter.delegate_approvals,
-    charter.webhook_secret
+    charter.webhook_secret, charter.pause_instance, charter.resume_instance,
+    charter.restart_instance
 TO charter_app;
 
 -- Side effects: the app's webhooks, tasks and emails (kickoffs), in-app notifications and
