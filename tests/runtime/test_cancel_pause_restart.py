@@ -158,7 +158,7 @@ def _notice_with_webhook(client):
     contract = defs.contract("notice", {"code": "string"})
     nodes = [
         ("send", "webhook_out", {"url": "http://127.0.0.1:9/hooks/{entity.code}",
-                                 "payloadTemplate": {"code": "{entity.code}"}}),
+                                 "payloadTemplate": {"code": "entity.code"}}),
         ("sent", "script", {"expression": "true", "assignTo": "context.sent"}),
     ]  # fmt: skip
     client.definitions.publish(contract)

@@ -69,7 +69,8 @@ BEGIN
         IF v_rejecting THEN
             UPDATE charter.approval_decisions AS d SET voided_at = now(), voided_version = p_instance.document_version
               FROM charter.approval_requests AS r
-             WHERE r.id = d.request_id AND r.org_id = d.org_id AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id
+             WHERE d.org_id = p_instance.org_id AND r.id = d.request_id AND r.org_id = d.org_id
+               AND r.run_id = p_instance.id AND r.org_id = p_instance.org_id
                AND d.applied_at IS NULL AND d.voided_at IS NULL;
         END IF;
     ELSE
