@@ -33,7 +33,10 @@ def _without_amended_state():
     ]
     contract["slots"] = [s for s in contract["slots"] if "amended" not in s["entryNodeId"]]
     contract["actions"] = [{"actionType": "credit_note.post", "fields": ["gl_batch"]}]
-    contract["policies"] = {"*": {"rule": "true"}, "approve": {"rule": "org.approvers contains actor.id"}}
+    contract["policies"] = {
+        "*": {"rule": "true"},
+        "approve": {"rule": "org.approvers contains actor.id"},
+    }
     return contract
 
 

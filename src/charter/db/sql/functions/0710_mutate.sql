@@ -27,7 +27,10 @@ RETURN coalesce(jsonb_path_query_first(p_contract->'states', '$[*] ? (@.id == $s
                 'locked');
 
 -- The edit window of a document, reading its active instance. Both windows are read in
--- the write path, so they hold when no engine runs.
+-- the write path, so they hold when no engine runs. An instance that has not seen the
+-- document's last change yet may still rest at a node of the state the document left (a
+-- transition to a locked state, its event not applied): then the state's window holds too,
+-- the stricter of the two, so an approved document is never editable in that moment.
 CREATE OR REPLACE FUNCTION charter._edit_window(p_contract jsonb, p_document charter.documents)
 RETURNS text
 LANGUAGE plpgsql
@@ -37,13 +40,23 @@ AS $$
 DECLARE
     v_nodes   text[];
     v_windows jsonb;
+    v_seen    integer;
+    v_node    text;
+    v_state   text;
 BEGIN
-    SELECT i.current_nodes, v.compiled->'editWindows' INTO v_nodes, v_windows
+    SELECT i.current_nodes, v.compiled->'editWindows', i.document_version INTO v_nodes, v_windows, v_seen
       FROM charter.workflow_instances AS i
       JOIN charter.workflow_versions AS v ON v.id = i.version_id
      WHERE i.org_id = p_document.org_id AND i.document_id = p_document.id
        AND i.status IN ('running', 'paused');
-    RETURN coalesce(charter._nodes_window(v_nodes, v_windows), charter._state_window(p_contract, p_document.state));
+    v_node := charter._nodes_window(v_nodes, v_windows);
+    IF v_node IS NULL OR v_seen >= p_document.version THEN
+        RETURN coalesce(v_node, charter._state_window(p_contract, p_document.state));
+    END IF;
+    v_state := charter._state_window(p_contract, p_document.state);
+    RETURN CASE WHEN 'locked' IN (v_node, v_state) THEN 'locked'
+                WHEN 'amend_only' IN (v_node, v_state) THEN 'amend_only'
+                ELSE 'editable' END;
 END;
 $$;
 
@@ -204,13 +217,19 @@ BEGIN
             -- The engine changes a document's instance only under the document's lock, so the
             -- instance is read in a statement after the lock: it sees what the engine committed
             -- while this call waited (a read in the locking statement would not).
-            SELECT i.current_nodes AS nodes, v.compiled->'editWindows' AS windows INTO v_instance
+            SELECT i.current_nodes AS nodes, v.compiled->'editWindows' AS windows, i.document_version AS seen
+              INTO v_instance
               FROM charter.workflow_instances AS i
               JOIN charter.workflow_versions AS v ON v.id = i.version_id
              WHERE i.org_id = v_org AND i.document_id = v_doc.id AND i.status IN ('running', 'paused');
             -- Apart: PL/pgSQL prepares an expression in each transaction that reaches it.
             IF v_instance.windows IS NOT NULL THEN
                 v_window := charter._nodes_window(v_instance.nodes, v_instance.windows);
+                -- An instance that has not seen the last change may rest in the state the
+                -- document left: the state's window holds too (_edit_window says why).
+                IF v_window IS NOT NULL AND v_instance.seen < v_doc.version THEN
+                    v_window := charter._edit_window(v_contract, v_doc);
+                END IF;
             END IF;
             v_window := coalesce(v_window, charter._state_window(v_contract, v_doc.state));
             IF v_window = 'locked' THEN
