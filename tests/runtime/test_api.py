@@ -400,6 +400,10 @@ def test_an_operator_pauses_resumes_cancels_and_restarts_a_documents_workflow(ap
     ).json()
     doc = f"/api/documents/{made['id']}"
     assert api.post(f"{doc}/transitions", headers=clerk, json={"gate": "submit"}).status_code == 200
+    deadline = time.monotonic() + 30  # the engine starts the instance and waits for approval
+    while (api.get(doc, headers=clerk).json().get("workflow") or {}).get("status") != "running":
+        assert time.monotonic() < deadline, "the document's workflow never started"
+        time.sleep(0.05)
     # Only an admin (a service account, a directory admin) acts on a workflow.
     for act in ("pause", "resume", "restart"):
         refused = api.post(f"{doc}/{act}", headers=clerk)
