@@ -1,5 +1,6 @@
 """charter's embedded default server: start, reuse, concurrent start, stop, bad setups."""
 
+import hashlib
 import os
 import pwd
 import shutil
@@ -211,16 +212,22 @@ def test_the_socket_directory_is_the_server_users_alone(data_dir, tmp_path):
     info = server.socket_dir.stat()
     assert stat.S_IMODE(info.st_mode) == 0o700
     assert info.st_uid == _server_uid()
-    # A path too long for a socket: the socket moves to a short directory, as private.
+    # A path too long for a socket: the socket moves to a short directory under /tmp, as
+    # private, even when a directory of that name was left open to everyone.
     long_dir = tmp_path / ("d" * 90) / "pg"
+    digest = hashlib.sha256(str(long_dir).encode()).hexdigest()[:12]
+    left_open = Path("/tmp") / f"charter-{digest}"
+    left_open.mkdir(exist_ok=True)
+    left_open.chmod(0o777)
     try:
         moved = embedded.ensure_running(long_dir, settings=FAST)
-        assert moved.socket_dir != long_dir
+        assert moved.socket_dir == left_open
         info = moved.socket_dir.stat()
         assert stat.S_IMODE(info.st_mode) == 0o700
         assert info.st_uid == _server_uid()
     finally:
         embedded.stop(long_dir)
+        shutil.rmtree(left_open, ignore_errors=True)
 
 
 def _server_uid() -> int:
