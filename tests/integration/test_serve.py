@@ -151,3 +151,27 @@ def test_serve_refuses_an_owner_url_unless_told_as_owner(db_url, login):
     finally:
         _, stderr = _stopped(proc)
     assert "warning" not in stderr
+
+
+def test_create_app_on_the_embedded_default_runs_as_charter_serve(data_dir, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from charter.api import create_app
+
+    monkeypatch.setenv("CHARTER_DATA_DIR", str(data_dir))
+    monkeypatch.delenv("CHARTER_DATABASE_URL", raising=False)
+    assert run_charter("migrate", env=charter_env(CHARTER_DATA_DIR=str(data_dir))).returncode == 0
+    with TestClient(create_app()) as site:
+        unknown = {"Authorization": "Bearer chk_0_" + "0" * 64}  # looked up, not found
+        assert site.get("/api/health", headers=unknown).status_code == 401
+        server = embedded.status(data_dir)
+        assert server is not None
+        with psycopg.connect(server.url()) as conn:
+            users = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT usename FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                    "AND datname = 'charter' AND backend_type = 'client backend'"
+                )
+            }
+    assert users == {"charter_serve"}
