@@ -24,7 +24,7 @@ from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
 from charter.dsl.slots import OrgWorkflowDefinition
 from charter.engine.runs import timestamp
-from charter.errors import ArgumentError, with_code
+from charter.errors import ArgumentError, PermissionDeniedError, with_code
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
 from charter.store import Call, Operation, first_json, first_value, json_rows
@@ -197,6 +197,23 @@ def published(data: dict[str, Any]) -> Published:
 # -- documents ---------------------------------------------------------------------------
 
 
+def application_actor(actor: Any) -> str:
+    """``actor`` as the actor of an application's document call: never ``system`` nor a
+    ``service:NAME`` account, which only the engine acts as (in SQL, as the workflow), so
+    no client — nor an API key — changes a document past its policies, whatever database
+    role it runs on."""
+    name = text_argument(actor, "actor")
+    if name == "system" or name.startswith("service:"):
+        raise PermissionDeniedError(
+            f"actor {name!r} may not create, change or move a document from an application: "
+            "system and service:NAME are the engine's actors (the workflow acts as them). "
+            "Act as a user of the org's directory (client.directory.put_user), e.g. "
+            "actor='u-1'; a service: API key may read, run, send events and handle dead "
+            "letters, but documents change only through people and the workflow."
+        )
+    return name
+
+
 def mutate(
     org_id: str,
     action: str,
@@ -221,7 +238,7 @@ def mutate(
         "action": text_argument(action, "action"),
         "document_id": None if document_id is None else text_argument(document_id, "document id"),
         "changes": _changes(changes),
-        "actor": text_argument(actor, "actor"),
+        "actor": application_actor(actor),
         "entity_type": None if entity_type is None else text_argument(entity_type, "entity type"),
         "expected_version": expected_version,
         "reason": None if reason is None else _text(reason, "reason", 2000),
@@ -258,7 +275,7 @@ def amend(
         "org_id": org_id,
         "document_id": text_argument(document_id, "document id"),
         "changes": _changes(changes),
-        "actor": text_argument(actor, "actor"),
+        "actor": application_actor(actor),
         "reason": None if reason is None else _text(reason, "reason", 2000),
         "trace_id": None if trace_id is None else text_argument(trace_id, "trace_id"),
     }

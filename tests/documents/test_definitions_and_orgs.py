@@ -11,7 +11,6 @@ import pytest
 from charter import Client
 from charter.cli import main
 from charter.errors import (
-    ActorUnknownError,
     ArgumentError,
     ContractError,
     DefinitionNotFoundError,
@@ -156,8 +155,17 @@ def test_row_level_security_shows_the_app_role_only_its_orgs_rows(acme, db_url, 
         doc = app.documents.create("invoice", {"grand_total": 3}, actor="u-1")
         assert app.documents.get(doc.id).version == 1
         for reserved in ("system", "service:bot"):  # the engine's actors are not the app's
-            with pytest.raises(ActorUnknownError, match="reserved for the engine"):
+            with pytest.raises(PermissionDeniedError, match="engine's actors"):
                 app.documents.update(doc.id, {"grand_total": 4}, actor=reserved)
+            # nor does the database let the app role act as them, past the client
+            with (
+                psycopg.connect(app_login, autocommit=True) as conn,
+                pytest.raises(psycopg.Error, match="reserved for the engine"),
+            ):
+                conn.execute(
+                    """SELECT charter.mutate('acme', 'update', %s, '{"grand_total": 4}', %s)""",
+                    (doc.id, reserved),
+                )
         app.definitions.publish(invoice_contract(), _org_definition())
         changed = invoice_contract()
         changed["version"] = 2

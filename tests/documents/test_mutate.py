@@ -19,6 +19,7 @@ from charter.errors import (
     DocumentVersionConflictError,
     EntityTypeUnknownError,
     LifecycleTransitionError,
+    PermissionDeniedError,
     PolicyDeniedError,
     WorkflowEditLockedError,
 )
@@ -205,13 +206,64 @@ def test_versions_audit_and_receipts_are_append_only(acme, db_url):
     assert len(acme.documents.history(doc.id)) == 1
 
 
-def test_reserved_actors_act_for_the_engine_and_are_recorded_as_such(acme):
-    doc = acme.documents.create("invoice", {}, actor="system")
-    doc = acme.documents.update(doc.id, {"note": "synced"}, actor="service:erp-sync")
-    assert [(h.actor, h.run_as) for h in acme.documents.history(doc.id)] == [
+def _engine_mutate(
+    db_url: str,
+    action: str,
+    document_id: str | None,
+    actor: str,
+    changes: str | None = None,
+    entity_type: str | None = None,
+) -> str:
+    """mutate() as the engine calls it: in SQL, on the schema owner's role."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT charter.mutate('acme', %s, %s, %s::jsonb, %s, %s)->>'id'",
+            (action, document_id, changes, actor, entity_type),
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_reserved_actors_act_for_the_engine_and_are_recorded_as_such(acme, db_url):
+    doc_id = _engine_mutate(db_url, "create", None, "system", entity_type="invoice")
+    _engine_mutate(db_url, "update", doc_id, "service:erp-sync", changes='{"note": "synced"}')
+    assert [(h.actor, h.run_as) for h in acme.documents.history(doc_id)] == [
         ("system", "system"),
         ("service:erp-sync", "service:erp-sync"),
     ]
+
+
+@pytest.mark.parametrize("actor", ["system", "service:erp-sync", "service:ops"])
+def test_an_application_never_acts_as_the_engine(acme, db_url, actor):
+    """Whatever role the client runs on (here the schema's owner, which the database lets
+    act as the engine), the client refuses the engine's actors for every document call."""
+    doc = acme.documents.create("invoice", {}, actor="u-1")
+    before = counts(db_url)
+    calls = [
+        lambda: acme.documents.create("invoice", {}, actor=actor),
+        lambda: acme.documents.update(doc.id, {"note": "x"}, actor=actor),
+        lambda: acme.documents.transition(doc.id, "submit", actor=actor),
+        lambda: acme.documents.mutate(doc.id, "update", {"note": "x"}, actor=actor),
+        lambda: acme.documents.amend(doc.id, {"note": "x"}, actor=actor),
+    ]
+    for call in calls:
+        with pytest.raises(PermissionDeniedError) as caught:
+            call()
+        assert (
+            actor in caught.value.message and "user of the org's directory" in caught.value.message
+        )
+        assert caught.value.code == "PERMISSION_DENIED"
+    assert counts(db_url) == before
+
+    async def asynchronous() -> None:
+        async with AsyncClient(db_url, org_id="acme", migrate=False) as client:
+            with pytest.raises(PermissionDeniedError):
+                await client.documents.create("invoice", {}, actor=actor)
+            with pytest.raises(PermissionDeniedError):
+                await client.documents.amend(doc.id, {"note": "x"}, actor=actor)
+
+    asyncio.run(asynchronous())
+    assert counts(db_url) == before
 
 
 def test_a_document_written_in_a_rolled_back_transaction_never_existed(acme, db_url):
@@ -305,7 +357,7 @@ def test_a_gate_or_action_no_policy_grants_is_refused_for_a_contract_stored_befo
     with pytest.raises(ContractPolicyMissingError, match=r"action 'memo\.stamp'"):
         docs.mutate(doc.id, "memo.stamp", {"stamp": "S"}, actor="u-1")
     assert counts(db_url) == before
-    doc = docs.transition(doc.id, "open", actor="system")  # the engine passes
+    _engine_mutate(db_url, "open", doc.id, "system")  # the engine passes
     assert docs.transition(doc.id, "close", actor="u-2").state == "done"  # its own policy
 
 

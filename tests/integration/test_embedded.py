@@ -1,7 +1,11 @@
 """charter's embedded default server: start, reuse, concurrent start, stop, bad setups."""
 
+import hashlib
+import os
+import pwd
 import shutil
 import socket
+import stat
 from pathlib import Path
 
 import psycopg
@@ -156,9 +160,94 @@ def test_a_configured_free_port_is_served_on_localhost(data_dir):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = embedded.ensure_running(data_dir, port=port, settings=FAST)
-    assert server.url().startswith(f"postgresql://postgres@127.0.0.1:{port}/")
+    assert server.url().startswith("postgresql://postgres:")
+    assert server.url().endswith(f"@127.0.0.1:{port}/charter")
     with psycopg.connect(server.url()) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_tcp_port_needs_the_password_that_db_url_prints(data_dir):
+    port = _free_port()
+    env = charter_env(CHARTER_DATA_DIR=str(data_dir), CHARTER_EMBEDDED_PORT=str(port))
+    printed = run_charter("db", "url", env=env)
+    assert printed.returncode == 0, printed.stderr
+    url = printed.stdout.strip()
+    for user in ("postgres", "charter_app", "nobody"):
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://{user}@127.0.0.1:{port}/charter", connect_timeout=5)
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(f"postgresql://postgres:guess@127.0.0.1:{port}/charter")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == ("postgres",)
+    secret = (data_dir / "owner.password").read_text().strip()
+    assert f"postgres:{secret}@127.0.0.1:{port}/charter" in url
+    assert stat.S_IMODE((data_dir / "owner.password").stat().st_mode) == 0o600
+
+
+def test_a_server_that_trusted_tcp_is_made_to_ask_for_a_password_on_next_use(data_dir):
+    """A data directory set up by an earlier charter (trust everywhere) is secured too."""
+    port = _free_port()
+    embedded.ensure_running(data_dir, port=port, settings=FAST)
+    (data_dir / "pg_hba.conf").write_text("local all all trust\nhost all all 127.0.0.1/32 trust\n")
+    with psycopg.connect(f"postgresql://postgres@/postgres?host={data_dir}&port={port}") as conn:
+        conn.execute("ALTER ROLE postgres PASSWORD NULL")
+        conn.execute("SELECT pg_reload_conf()")
+    (data_dir / "owner.password").unlink()
+    psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/charter").close()  # the old hole
+    server = embedded.ensure_running(data_dir, port=port, settings=FAST)
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/charter")
+    with psycopg.connect(server.url()) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_the_socket_directory_is_the_server_users_alone(data_dir, tmp_path):
+    server = embedded.ensure_running(data_dir, settings=FAST)
+    info = server.socket_dir.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o700
+    assert info.st_uid == _server_uid()
+    # A path too long for a socket: the socket moves to a short directory under /tmp, as
+    # private, even when a directory of that name was left open to everyone.
+    long_dir = tmp_path / ("d" * 90) / "pg"
+    digest = hashlib.sha256(str(long_dir).encode()).hexdigest()[:12]
+    left_open = Path("/tmp") / f"charter-{digest}"
+    left_open.mkdir(exist_ok=True)
+    left_open.chmod(0o777)
+    try:
+        moved = embedded.ensure_running(long_dir, settings=FAST)
+        assert moved.socket_dir == left_open
+        info = moved.socket_dir.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o700
+        assert info.st_uid == _server_uid()
+    finally:
+        embedded.stop(long_dir)
+        shutil.rmtree(left_open, ignore_errors=True)
+
+
+def _server_uid() -> int:
+    if os.geteuid() == 0:
+        return pwd.getpwnam(embedded.SYSTEM_USER).pw_uid
+    return os.geteuid()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root changes other directories")
+def test_as_root_the_parents_of_the_data_directory_are_passable_not_listable(tmp_path, caplog):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    data_dir = private / "pg"
+    try:
+        embedded.ensure_running(data_dir, settings=FAST)
+        assert stat.S_IMODE(private.stat().st_mode) == 0o701  # o+x only: not world-listable
+        assert str(private) in caplog.text and "o+x" in caplog.text  # says what it changed
+    finally:
+        embedded.stop(data_dir)
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "70000"])

@@ -1,10 +1,12 @@
 """The ASGI application: the JSON API under /api, /metrics, /openapi.json, and the
 dashboard (:mod:`charter.api.dashboard`) at /. One AsyncClient
 (one pool, on the server's database role — charter_app in production) serves every org;
-each request acts for its key's org as its key's actor."""
+each request acts for its key's org as its key's actor. On the embedded default the role
+is ``charter_serve``, a login member of charter_app that charter makes and owns."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -25,6 +27,7 @@ from charter.api.http_errors import charter_error_response, error_response
 from charter.api.metrics import metrics_text
 from charter.api.openapi import openapi
 from charter.client import AsyncClient
+from charter.db import connection, embedded
 from charter.errors import CharterError
 
 
@@ -43,6 +46,10 @@ async def _openapi(request: Request) -> Response:
     return JSONResponse(openapi())
 
 
+def _embedded_serve_url() -> str:
+    return embedded.ensure_serve_role(embedded.ensure_running())
+
+
 def create_app(
     database_url: str | None = None,
     *,
@@ -52,6 +59,10 @@ def create_app(
     secure_cookies: bool | None = None,
 ) -> Starlette:
     """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one).
+    On the embedded server it runs as ``charter_serve`` (a member of charter_app; the
+    owner migrates first). A URL given here, or in CHARTER_DATABASE_URL, is used as it is:
+    give it a member of charter_app (``charter serve`` refuses an owner's URL unless told
+    ``--as-owner``).
     ``session_secret`` signs the dashboard's cookie (``CHARTER_SESSION_SECRET``; a random
     one per process when unset). ``secure_cookies`` (``CHARTER_SECURE_COOKIES=1``) marks the
     cookie Secure: set it whenever the dashboard is served over HTTPS."""
@@ -66,7 +77,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        client = AsyncClient(database_url, migrate=migrate, pool_size=pool_size)
+        url = database_url
+        if url is None and connection.explicit_target() is None:
+            url = await asyncio.to_thread(_embedded_serve_url)
+        client = AsyncClient(url, migrate=migrate, pool_size=pool_size)
         app.state.client = client
         app.state.sessions = Sessions()
         try:

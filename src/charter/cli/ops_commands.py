@@ -11,12 +11,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from charter import health
-from charter.cli.common import out, print_json, target
+from charter.cli.common import err, out, print_json, target
 from charter.cli.options import flag, option
 from charter.client import Client
-from charter.db import connection
+from charter.db import connection, embedded
 from charter.db.migrate import ensure_current
-from charter.errors import ArgumentError
+from charter.db.queries import query
+from charter.errors import ArgumentError, ConfigurationError
 from charter.store import perform
 
 
@@ -45,6 +46,9 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     option(serve, "--host", default="127.0.0.1", help="the address to listen on")
     option(serve, "--port", type=int, default=8400, help="the port to listen on")
+    flag(serve, "--as-owner",
+         help="run on a database role that owns schema charter or is a superuser (refused "
+              "otherwise: serve on a member of charter_app)")  # fmt: skip
     serve.set_defaults(handler=serve_command)
 
     doctor = commands.add_parser(
@@ -62,17 +66,52 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     doctor.set_defaults(handler=doctor_command)
 
 
-def serve_command(*, database_url: str | None, host: str, port: int) -> int:
+def serve_command(*, database_url: str | None, host: str, port: int, as_owner: bool = False) -> int:
     import uvicorn
 
     from charter.api import create_app
 
     resolved = target(database_url)  # fail here, with charter's message, if unreachable
-    # The owner brings the schema up to date first; an app role checks it is current.
-    app = create_app(resolved.url if resolved.embedded is None else None, migrate=True)
-    out.print(f"charter serve on http://{host}:{port} (database {resolved.display})")
+    if resolved.embedded is not None:
+        # The owner brings the schema up to date, then the server runs as charter_serve.
+        url, role = embedded.ensure_serve_role(resolved.embedded), embedded.SERVE_ROLE
+    else:
+        url, role = resolved.url, _serve_role(resolved, as_owner)
+    # An owner (with --as-owner) migrates first; an app role checks the schema is current.
+    app = create_app(url, migrate=True)
+    out.print(
+        f"charter serve on http://{host}:{port} (database {resolved.display}, role {escape(role)})"
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0
+
+
+def _serve_role(resolved: connection.DatabaseTarget, as_owner: bool) -> str:
+    """The role ``resolved`` logs in as; refused (unless ``as_owner``) when it is a
+    superuser or may change schema charter, which is more than a server should hold."""
+    with connection.connect(resolved) as conn:
+        row = conn.execute(query("role_privileges")).fetchone()
+    role, superuser, owner = row if row else ("?", False, False)
+    if not (superuser or owner):
+        return str(role)
+    what = "a superuser" if superuser else "the owner of schema charter"
+    if not as_owner:
+        raise ConfigurationError(
+            f"charter serve refuses to run as {role}, {what} ({resolved.display}, from "
+            f"{resolved.source}): every API key would then act with the owner's rights. "
+            "Give it a login role that is a member of charter_app (CREATE ROLE serve LOGIN "
+            "PASSWORD '…' IN ROLE charter_app), or pass --as-owner if this server must "
+            "publish contracts."
+        )
+    err.print(
+        f"[bold yellow]warning[/] charter serve runs as {escape(str(role))}, {what} "
+        "(--as-owner): the owner acts as the engine (system and service: actors pass every "
+        "policy), publishes contracts for every org, reads and writes every org's rows past "
+        "row-level security, and migrates and deletes. Only platform keys publish contracts "
+        "and the API never lets a key act as the engine, but a flaw in the server would "
+        "reach all of that. Serve on a member of charter_app unless you need this."
+    )
+    return str(role)
 
 
 def keys_create_command(

@@ -6,24 +6,35 @@ The server outlives the process that started it (later processes reuse it) until
 processes started at once share one server instead of racing to create two. By default
 the server listens on a Unix socket in its data directory only, so no TCP port can clash;
 ``CHARTER_EMBEDDED_PORT`` makes it listen on 127.0.0.1 as well.
+
+Who may connect: the socket's directory is 0700 and owned by the server's OS user, so only
+that user (and root) reach it, and it trusts them; TCP asks for a password
+(``scram-sha-256``). The owner's password and that of ``charter_serve`` (the login role
+``charter serve`` uses, a member of ``charter_app``) are generated on first use and kept in
+the data directory with mode 0600.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import pwd
+import secrets
 import shlex
 import shutil
 import socket
+import stat
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata, util
 from pathlib import Path
+from urllib.parse import quote
 
 import platformdirs
+from psycopg import sql
 
 from charter.errors import (
     ConfigurationError,
@@ -33,8 +44,24 @@ from charter.errors import (
     PortInUseError,
 )
 
+log = logging.getLogger("charter.db")
+
 DATABASE_NAME = "charter"
 SUPERUSER = "postgres"
+# The login role `charter serve` and create_app use on the embedded server: charter_app's
+# privileges and nothing more.
+SERVE_ROLE = "charter_serve"
+# Generated passwords, mode 0600, in the data directory, by role.
+PASSWORD_FILES = {SUPERUSER: "owner.password", SERVE_ROLE: "serve.password"}
+# The server's client authentication, written before every start: the socket (its
+# directory is 0700, the server's OS user's) trusts who reaches it; TCP needs a password.
+PG_HBA = """# Written by charter before every start of its embedded server; edits are replaced.
+# The Unix socket's directory is 0700, owned by the server's OS user: only that user (and
+# root) reach it. TCP (CHARTER_EMBEDDED_PORT) needs a password: see `charter db url`.
+local   all   all                  trust
+host    all   all   127.0.0.1/32   scram-sha-256
+host    all   all   ::1/128        scram-sha-256
+"""
 # PostgreSQL refuses to run as root; as root, the server runs as this system user.
 SYSTEM_USER = "charter_postgres"
 _SOCKET_PORT = 5432  # names the socket file only, unless a TCP port is configured
@@ -50,10 +77,14 @@ class EmbeddedServer:
     pid: int
     version: str
 
-    def url(self, database: str = DATABASE_NAME) -> str:
+    def url(self, database: str = DATABASE_NAME, *, user: str = SUPERUSER) -> str:
+        """The URL of ``database`` as ``user`` (the owner, or SERVE_ROLE); over TCP it
+        carries the user's password (read from the data directory)."""
         if self.tcp:
-            return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
-        return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
+            secret = password(self.data_dir, user, create=False)
+            login = f"{user}:{quote(secret, safe='')}" if secret else user
+            return f"postgresql://{login}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{user}@/{database}?host={self.socket_dir}&port={self.port}"
 
     @property
     def log_file(self) -> Path:
@@ -129,15 +160,76 @@ def ensure_running(
         if server is not None:
             if port is not None and not (server.tcp and server.port == port):
                 raise EmbeddedPortMismatchError(_port_mismatch_message(server, port, asked_by))
+            if _write_pg_hba(data_dir):  # started by a charter that trusted TCP as well
+                _secure(server, reload=True)
             return server
         if not (data_dir / "PG_VERSION").exists():
             _initdb(data_dir)
+        _write_pg_hba(data_dir)
         _start(data_dir, port, settings or {})
         server = _running_server(data_dir)
         if server is None:
             raise EmbeddedDatabaseError(_log_hint(data_dir, "started but is not answering"))
+        _secure(server)
         _ensure_database(server)
         return server
+
+
+def ensure_serve_role(server: EmbeddedServer) -> str:
+    """The URL of the embedded ``charter`` database as SERVE_ROLE, made (or its password
+    set again from its file) by the owner, after bringing schema charter up to date (the
+    role joins ``charter_app``, which the migrations create)."""
+    from charter.db import connection
+    from charter.db import migrate as migrations
+
+    with _start_lock(server.data_dir):
+        secret = password(server.data_dir, SERVE_ROLE)
+    target = connection.DatabaseTarget(server.url(), "embedded", server)
+    with connection.connect(target) as conn:
+        migrations.ensure_current(conn)
+        with conn.transaction():
+            # Serialised with other processes doing the same, so no CREATE ROLE races.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('charter_serve role'))")
+            exists = conn.execute(
+                "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = %s", (SERVE_ROLE,)
+            ).fetchone()
+            verb = "ALTER" if exists else "CREATE"
+            conn.execute(
+                sql.SQL(
+                    "{} ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE INHERIT "
+                    "NOREPLICATION NOBYPASSRLS PASSWORD {}"
+                ).format(sql.SQL(verb), sql.Identifier(SERVE_ROLE), sql.Literal(secret))
+            )
+            conn.execute(sql.SQL("GRANT charter_app TO {}").format(sql.Identifier(SERVE_ROLE)))
+            conn.execute(
+                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                    sql.Identifier(DATABASE_NAME), sql.Identifier(SERVE_ROLE)
+                )
+            )
+    return server.url(user=SERVE_ROLE)
+
+
+def password(data_dir: Path, user: str, *, create: bool = True) -> str | None:
+    """The generated password of ``user`` (SUPERUSER or SERVE_ROLE), kept in the data
+    directory with mode 0600; made on first use unless ``create`` is False (then None when
+    there is none, or when this OS user may not read it)."""
+    path = data_dir / PASSWORD_FILES[user]
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError:
+        return None
+    secret = secrets.token_urlsafe(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # written meanwhile by a process not holding our lock
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secret + "\n")
+    _chown_to_system_user(path)
+    return secret
 
 
 def stop(data_dir: Path | None = None) -> bool:
@@ -233,7 +325,8 @@ def _initdb(data_dir: Path) -> None:
                 str(bin_dir() / "initdb"),
                 "-D",
                 str(data_dir),
-                "--auth=trust",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
                 "--encoding=UTF8",
                 "--no-locale",
                 "-U",
@@ -318,14 +411,57 @@ def _socket_dir(data_dir: Path) -> Path:
 
     short = Path("/tmp") / f"charter-{hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]}"
     short.mkdir(mode=0o700, exist_ok=True)
+    info = short.lstat()
+    owner = pwd.getpwnam(SYSTEM_USER).pw_uid if _system_user() else os.geteuid()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid not in (owner, os.geteuid()):
+        # Made by someone else (/tmp is everyone's): a socket there would be theirs to reach.
+        raise DataDirectoryError(
+            f"{short}, the socket directory of charter's embedded PostgreSQL in {data_dir}, "
+            "is not a directory of yours. Remove it, or point CHARTER_DATA_DIR at a shorter "
+            "path (the socket then lives in the data directory)."
+        )
     _chown_to_system_user(short)
+    short.chmod(0o700)  # only the server's OS user (and root) may reach the socket
     return short
+
+
+def _write_pg_hba(data_dir: Path) -> bool:
+    """Put charter's client authentication (PG_HBA) in place; True when it changed."""
+    path = data_dir / "pg_hba.conf"
+    try:
+        if path.read_text() == PG_HBA:
+            return False
+        path.write_text(PG_HBA)  # an existing file keeps its owner and mode
+    except OSError:  # another OS user's server: not ours to change
+        return False
+    return True
+
+
+def _socket_url(server: EmbeddedServer, database: str) -> str:
+    return f"postgresql://{SUPERUSER}@/{database}?host={server.socket_dir}&port={server.port}"
+
+
+def _secure(server: EmbeddedServer, *, reload: bool = False) -> None:
+    """Give the owner its generated password (TCP asks for it), over the socket; with
+    ``reload``, then make a running server read PG_HBA again."""
+    from charter.db import connection  # it imports this module
+
+    secret = password(server.data_dir, SUPERUSER)
+    target = connection.DatabaseTarget(_socket_url(server, "postgres"), "embedded", server)
+    with connection.connect(target, connect_timeout=str(_START_TIMEOUT_S)) as conn:
+        conn.execute(
+            sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                sql.Identifier(SUPERUSER), sql.Literal(secret)
+            )
+        )
+        if reload:
+            conn.execute("SELECT pg_reload_conf()")
 
 
 def _ensure_database(server: EmbeddedServer) -> None:
     from charter.db import connection  # it imports this module
 
-    target = connection.DatabaseTarget(server.url("postgres"), "embedded", server)
+    target = connection.DatabaseTarget(_socket_url(server, "postgres"), "embedded", server)
     # Its errors say what to do; its own timeout, so a bad CHARTER_CONNECT_TIMEOUT cannot
     # leave a new server without its database.
     with connection.connect(target, connect_timeout=str(_START_TIMEOUT_S)) as conn:
@@ -395,13 +531,25 @@ def _prepare_for_system_user(data_dir: Path) -> None:
     except KeyError:
         useradd = shutil.which("useradd") or "/usr/sbin/useradd"
         _run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER])
-    for path in [data_dir, *data_dir.parents, *bin_dir().parents]:
+    changed = []
+    for path in dict.fromkeys([*data_dir.parents, *bin_dir().parents]):
         mode = path.stat().st_mode
-        if mode & 0o005 != 0o005:  # others need traverse (and read, for the binaries)
-            path.chmod(mode | 0o005)
-    for binary in bin_dir().iterdir():
+        if not mode & 0o001:  # the server's user must pass through (search), never list
+            path.chmod(mode | 0o001)
+            changed.append(str(path))
+    for binary in bin_dir().iterdir():  # charter's own installed files
         binary.chmod(binary.stat().st_mode | 0o005)
     _chown_to_system_user(data_dir)
+    if changed:
+        log.warning(
+            "As root, charter's embedded PostgreSQL runs as the system user %s, which must "
+            "pass through the directories above its data directory and binaries. charter "
+            "added search permission for others (o+x: pass through, not list) to: %s. "
+            "Point CHARTER_DATA_DIR at a directory under one others can already pass "
+            "through (such as /var/lib/charter) to change none.",
+            SYSTEM_USER,
+            ", ".join(changed),
+        )
 
 
 def _chown_to_system_user(path: Path) -> None:

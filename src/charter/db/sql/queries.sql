@@ -13,6 +13,17 @@ SELECT CASE WHEN n.oid IS NULL THEN has_database_privilege(current_database(), '
   FROM (SELECT 1) AS one
   LEFT JOIN pg_namespace AS n ON n.nspname = 'charter';
 
+-- name: role_privileges
+-- Who the session is, whether it is a superuser, and whether it may change schema charter
+-- (as can_migrate): `charter serve` refuses such a role unless told --as-owner.
+SELECT current_user::text,
+       r.rolsuper,
+       CASE WHEN n.oid IS NULL THEN has_database_privilege(current_database(), 'CREATE')
+            ELSE pg_has_role(current_user, n.nspowner, 'MEMBER') END
+  FROM pg_roles AS r
+  LEFT JOIN pg_namespace AS n ON n.nspname = 'charter'
+ WHERE r.rolname = current_user;
+
 -- name: set_session
 -- Settings a pooled connection makes for its session when it connects (StoreOptions.session).
 SELECT set_config(s.name, s.value, false) FROM unnest(%s::text[], %s::text[]) AS s(name, value);
