@@ -70,3 +70,9 @@ def webhook_timeout() -> float:
     """Seconds a worker waits for a webhook's receiver to answer before the attempt counts
     as failed and is retried (``CHARTER_WEBHOOK_TIMEOUT``, default 10)."""
     return env_float("CHARTER_WEBHOOK_TIMEOUT", 10.0, minimum=0.1)
+
+
+def max_body_bytes() -> int:
+    """The largest HTTP request body ``charter serve`` reads (``CHARTER_MAX_BODY_BYTES``,
+    default 1 MiB); a larger one is answered 413 ``REQUEST_TOO_LARGE`` unread."""
+    return env_int("CHARTER_MAX_BODY_BYTES", 1024 * 1024)

@@ -21,6 +21,7 @@ from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
 from charter.errors import CharterError, RunNotFoundError
+from charter.payloads import MAX_DEPTH
 from charter.store import Call, first_value
 
 Handler = Callable[[Request, Principal], Awaitable[Any]]
@@ -85,16 +86,45 @@ class BadRequest(Exception):
 
 
 async def body_of(request: Request) -> dict[str, Any]:
+    """The request's JSON object. Nesting deeper than charter's limit (MAX_DEPTH levels
+    for the values a body carries, one more for the body itself) is refused before it is
+    decoded, so no decoder recurses that deep."""
     raw = await request.body()
     if not raw:
         return {}
+    if _brackets_deeper_than(raw, MAX_DEPTH + 1):
+        raise BadRequest(
+            f"the body nests arrays and objects more than {MAX_DEPTH} levels deep; charter "
+            f"accepts at most {MAX_DEPTH}. Flatten it, or store the data elsewhere and pass a "
+            "reference."
+        )
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BadRequest(f"the body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
     return data
+
+
+_BRACKETS = re.compile(rb'[\[\]{}]|"(?:[^"\\]|\\.)*"')
+
+
+def _brackets_deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether JSON text opens more than ``limit`` arrays or objects at once (brackets
+    inside strings do not count). Text that is no JSON is left to the decoder."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    for token in _BRACKETS.finditer(raw):
+        char = token.group()[:1]
+        if char in b"[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in b"]}":
+            depth -= 1
+    return False
 
 
 def _field(
