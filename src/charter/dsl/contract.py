@@ -107,6 +107,9 @@ class EntityContract(_Model):
     fields: dict[str, FieldType] | None = None
     policies: dict[str, Policy] | None = None
     actions: list[Action] | None = None
+    # The largest a document's data may be, as JSON text; below the database's own limit
+    # (charter.max_document_bytes, default 1 MiB), which it cannot raise.
+    max_document_bytes: int | None = Field(alias="maxDocumentBytes", default=None, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> EntityContract:

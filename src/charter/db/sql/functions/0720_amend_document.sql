@@ -63,6 +63,7 @@ BEGIN
         PERFORM charter._document_amended(v_doc);
     END IF;
     v_changes := charter._checked_changes(v_contract.contract, p_changes, NULL, 'amend');
+    PERFORM charter._check_document_size(v_contract.contract, v_doc.data || v_changes);
 
     INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data, amended_from)
     VALUES (gen_random_uuid()::text, v_org, v_doc.entity_type, v_doc.contract_version_id, 1,
