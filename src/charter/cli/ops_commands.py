@@ -12,7 +12,7 @@ from rich.table import Table
 
 from charter import health
 from charter.cli.common import out, print_json, target
-from charter.cli.options import flag, option
+from charter.cli.options import flag, option, port_number
 from charter.client import Client
 from charter.db import connection
 from charter.db.migrate import ensure_current
@@ -44,7 +44,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "serve", help="the HTTP API, /metrics and /openapi.json (every request needs an API key)"
     )
     option(serve, "--host", default="127.0.0.1", help="the address to listen on")
-    option(serve, "--port", type=int, default=8400, help="the port to listen on")
+    option(serve, "--port", type=port_number, default=8400, help="the port to listen on")
     serve.set_defaults(handler=serve_command)
 
     doctor = commands.add_parser(
