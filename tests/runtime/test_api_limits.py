@@ -180,3 +180,30 @@ def test_every_answer_carries_the_security_headers(api, keys):
         assert answer.headers["referrer-policy"] == "no-referrer"
         policy = answer.headers["content-security-policy"]
         assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_a_number_out_of_range_is_422_argument_invalid_naming_the_field(api, keys, acme):
+    doc = acme.documents.create("ap_invoice", {"grand_total": 1}, actor="clerk")
+    clerk = _as(keys["clerk"])
+    for number in (2**31, 2**63, 10**30, -(2**40)):
+        answer = api.patch(f"/api/documents/{doc.id}", headers=clerk,
+                           json={"changes": {}, "expected_version": number})  # fmt: skip
+        _coded(answer, 422, "ARGUMENT_INVALID")
+        assert "expected_version" in answer.json()["error"]["message"]
+        answer = api.post("/api/approvals/x/decision", headers=clerk,
+                          json={"decision": "approved", "version": number})  # fmt: skip
+        _coded(answer, 422, "ARGUMENT_INVALID")
+        assert "version" in answer.json()["error"]["message"]
+    answer = api.post("/api/dead-letters/retry", headers=clerk, json={"ids": [1, 10**30]})
+    _coded(answer, 422, "ARGUMENT_INVALID")
+    assert "ids" in answer.json()["error"]["message"]
+
+
+def test_a_document_past_its_size_limit_is_413_document_too_large(db_url, login, keys, monkeypatch):
+    monkeypatch.setenv("CHARTER_MAX_BODY_BYTES", str(4 * 1024 * 1024))  # the body may pass
+    with TestClient(create_app(login("charter_app"))) as api:
+        data = {"grand_total": 1, "vendor_id": "x" * (1024 * 1024)}
+        answer = api.post("/api/documents", headers=_as(keys["clerk"]),
+                          json={"entity_type": "ap_invoice", "data": data})  # fmt: skip
+        _coded(answer, 413, "DOCUMENT_TOO_LARGE")
+        assert "1048576" in answer.json()["error"]["message"]
