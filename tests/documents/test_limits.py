@@ -86,6 +86,13 @@ def test_the_databases_setting_sets_the_limit_and_a_session_cannot_raise_it(acme
         client.documents.create("invoice", {"note": "x" * 90_000}, actor="u-1")
         with pytest.raises(DocumentTooLargeError, match="100000 bytes"):
             client.documents.create("invoice", {"note": "x" * 110_000}, actor="u-1")
+        # An amendment carries the original's data plus its changes: measured whole too.
+        doc = client.documents.create("invoice", {"note": "x" * 60_000}, actor="u-1")
+        doc = client.documents.transition(doc.id, "submit", actor="u-1")
+        doc = client.documents.transition(doc.id, "approve", actor="u-2", to="active")
+        with pytest.raises(DocumentTooLargeError, match="100000 bytes"):
+            client.documents.amend(doc.id, {"vendor_id": "v" * 60_000}, actor="u-1")
+        assert client.documents.get(doc.id).amended_by is None
     with psycopg.connect(db_url) as conn:
         conn.execute("SET charter.max_document_bytes = '99999999'")
         with pytest.raises(psycopg.Error) as refused:
