@@ -20,7 +20,7 @@ from starlette.routing import Route
 from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
-from charter.errors import CharterError, RunNotFoundError
+from charter.errors import ArgumentError, CharterError, RunNotFoundError
 from charter.payloads import MAX_DEPTH
 from charter.store import Call, first_value
 
@@ -137,6 +137,12 @@ def _field(
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise BadRequest(f"{name!r} has the wrong type ({type(value).__name__})")
+    if kind is int and isinstance(value, int) and not -(2**31) <= value <= 2**31 - 1:
+        # Named as the body names it (the store would name the SQL parameter).
+        raise ArgumentError(
+            f"{name!r} is out of range: versions are whole numbers from -2147483648 to "
+            "2147483647 (PostgreSQL's integer). Send the version the document or request has."
+        )
     return value
 
 
