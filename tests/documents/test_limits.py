@@ -7,6 +7,8 @@ parameter, never SCHEMA_NOT_CURRENT)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 
 import psycopg
 import pytest
@@ -129,3 +131,29 @@ def test_a_number_out_of_postgresqls_range_is_an_argument_error_naming_it(acme, 
     # Numbers inside a document's data are JSON (numeric in PostgreSQL): these fit.
     if abs(number) < 10**100:
         assert acme.documents.update(doc.id, {"note": number}, actor="u-1").data["note"] == number
+
+
+def test_racing_changes_never_grow_a_document_past_the_limit(acme, db_url):
+    # Each change fits on its own; any two together do not. The document's lock makes each
+    # measure the data the other left: one is written, the rest are refused.
+    doc = acme.documents.create("invoice", {"note": "n" * (MIB // 3)}, actor="u-1")
+    fields = ["vendor_id", "cost_center", "gl_batch", "posted_at"]
+    outcomes: list[object] = []
+
+    def change(field: str) -> None:
+        with Client(db_url, org_id="acme") as client:
+            try:
+                outcomes.append(client.documents.update(doc.id, {field: "x" * (MIB // 2)},
+                                                        actor="u-1"))  # fmt: skip
+            except DocumentTooLargeError as exc:
+                outcomes.append(exc)
+
+    threads = [threading.Thread(target=change, args=(field,)) for field in fields]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    written = [o for o in outcomes if not isinstance(o, DocumentTooLargeError)]
+    assert len(outcomes) == 4 and len(written) == 1
+    final = acme.documents.get(doc.id)
+    assert final.version == 2 and len(json.dumps(final.data)) < MIB
