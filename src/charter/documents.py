@@ -18,13 +18,13 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from charter import tracing
+from charter import settings, tracing
 from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
 from charter.dsl.contract import EntityContract
 from charter.dsl.slots import OrgWorkflowDefinition
 from charter.engine.runs import timestamp
-from charter.errors import ArgumentError, PermissionDeniedError, with_code
+from charter.errors import ArgumentError, DocumentTooLargeError, PermissionDeniedError, with_code
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
 from charter.store import Call, Operation, first_json, first_value, json_rows
@@ -350,7 +350,18 @@ def _changes(changes: Any) -> str:
         changes = {}
     if not isinstance(changes, dict):
         raise ArgumentError(f"Document changes are a dict of fields, not {type(changes).__name__}.")
-    return json_text(changes, "The document changes")
+    text = json_text(changes, "The document changes")
+    # Refused here, before it is sent, when the changes alone pass the limit the database
+    # applies to the whole data (its check, _check_document_size, has the final word).
+    limit = settings.max_document_bytes()
+    if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
+        raise DocumentTooLargeError(
+            f"The document's data would be at least {len(text.encode('utf-8'))} bytes as JSON, "
+            f"more than the {limit} allowed (CHARTER_MAX_DOCUMENT_BYTES, like the "
+            "database's charter.max_document_bytes). Store large content (files, images, long "
+            "texts) elsewhere and keep a reference in the document."
+        )
+    return text
 
 
 def _text(value: Any, name: str, limit: int) -> str:

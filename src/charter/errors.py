@@ -57,6 +57,7 @@ The tree::
     │   ├── DocumentExistsError           DOCUMENT_EXISTS
     │   ├── DocumentVersionConflictError  DOCUMENT_VERSION_CONFLICT (expected_version)
     │   ├── DocumentInvalidError          DOCUMENT_INVALID (a field, its type)
+    │   ├── DocumentTooLargeError         DOCUMENT_TOO_LARGE (its data past the size limit)
     │   ├── PolicyDeniedError             POLICY_DENIED (actor, action, rule)
     │   ├── WorkflowEditLockedError       WORKFLOW_EDIT_LOCKED (edit window)
     │   ├── LifecycleTransitionError      LIFECYCLE_TRANSITION_INVALID
@@ -622,6 +623,11 @@ class DocumentVersionConflictError(
 
 class DocumentInvalidError(DocumentError, code="DOCUMENT_INVALID", sqlstate="CH032"):
     """A field is undeclared, of the wrong type, or not one the action may set."""
+
+
+class DocumentTooLargeError(DocumentError, code="DOCUMENT_TOO_LARGE", sqlstate="CH100"):
+    """A document's data, as JSON text, is larger than its contract's ``maxDocumentBytes``
+    or the database's ``charter.max_document_bytes`` (default 1 MiB)."""
 
 
 class PolicyDeniedError(DocumentError, code="POLICY_DENIED", sqlstate="CH033"):

@@ -70,3 +70,17 @@ def webhook_timeout() -> float:
     """Seconds a worker waits for a webhook's receiver to answer before the attempt counts
     as failed and is retried (``CHARTER_WEBHOOK_TIMEOUT``, default 10)."""
     return env_float("CHARTER_WEBHOOK_TIMEOUT", 10.0, minimum=0.1)
+
+
+def max_body_bytes() -> int:
+    """The largest HTTP request body ``charter serve`` reads (``CHARTER_MAX_BODY_BYTES``,
+    default 1 MiB); a larger one is answered 413 ``REQUEST_TOO_LARGE`` unread."""
+    return env_int("CHARTER_MAX_BODY_BYTES", 1024 * 1024)
+
+
+def max_document_bytes() -> int:
+    """The largest document data a client sends, as JSON (``CHARTER_MAX_DOCUMENT_BYTES``,
+    default 1 MiB): larger is refused before it is sent with ``DOCUMENT_TOO_LARGE``. The
+    database enforces its own limit for every caller (``charter.max_document_bytes``, a
+    contract's ``maxDocumentBytes``); raise both together."""
+    return env_int("CHARTER_MAX_DOCUMENT_BYTES", 1024 * 1024)

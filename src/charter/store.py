@@ -138,14 +138,14 @@ def perform(connection: psycopg.Connection[Any], request: Operation[T] | Call[T]
 
 
 def _execute_on(connection: psycopg.Connection[Any], call: Call[T]) -> T:
-    with charter_errors():
+    with charter_errors(call.params):
         cursor: Any = connection.cursor(row_factory=dict_row) if call.dicts else connection.cursor()
         cursor.execute(query(call.query), call.params)
         return call.parse(cursor.fetchall() if cursor.description else [])
 
 
 async def _execute_on_async(connection: psycopg.AsyncConnection[Any], call: Call[T]) -> T:
-    with charter_errors():
+    with charter_errors(call.params):
         cursor: Any = connection.cursor(row_factory=dict_row) if call.dicts else connection.cursor()
         await cursor.execute(query(call.query), call.params)
         return call.parse(await cursor.fetchall() if cursor.description else [])

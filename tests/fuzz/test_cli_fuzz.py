@@ -381,3 +381,13 @@ def test_real_processes_answer_surrogate_arguments_with_a_code(published, tmp_pa
 def test_a_real_lineage_with_a_surrogate_answers_with_a_code(db_url):
     [outcome] = _run_all([["--database-url", db_url, "lineage", f"v{SURROGATE}"]], _env())
     assert "Traceback" not in outcome.err and outcome.code == 1, outcome
+
+
+@pytest.mark.parametrize("port", ["70000", "65536", "0", "-1", "abc", "8400.5", "9" * 50, ""])
+def test_serve_on_a_port_that_is_none_is_a_usage_error(port, monkeypatch):
+    outcome = run_main(["serve", "--port", port])
+    assert outcome.code == 2 and "is not a TCP port" in outcome.err, outcome
+    monkeypatch.setenv("CHARTER_PORT", port or " ")
+    if port:  # the variable gives the default, checked the same way
+        outcome = run_main(["serve"])
+        assert outcome.code == 2 and "is not a TCP port" in outcome.err, outcome

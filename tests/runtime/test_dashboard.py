@@ -189,3 +189,22 @@ def test_an_admin_pauses_and_resumes_a_documents_workflow_from_its_page(site, ke
     assert acme.documents.get(doc.id).workflow.status == "paused"
     site.post(f"/documents/{doc.id}", data={"csrf": _csrf(page), "action": "resume"})
     assert acme.documents.get(doc.id).workflow.status == "running"
+
+
+def test_text_shown_has_its_bidirectional_controls_made_visible(site, keys, acme):
+    # U+202E before "0019" would show as "9100": a reviewer must see what is stored.
+    doc = acme.documents.create(
+        "ap_invoice", {"grand_total": 10, "vendor_id": "\u202e0019"}, actor="clerk"
+    )
+    acme.documents.update(doc.id, {"vendor_id": "v-\u2067x\u2069"}, actor="clerk")
+    _sign_in(site, keys["clerk"])
+    for path in (f"/documents/{doc.id}", "/documents"):
+        page = site.get(path)
+        assert page.status_code == 200
+        assert not re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", page.text), path
+    page = site.get(f"/documents/{doc.id}").text
+    assert "[U+202E]0019" in page and "v-[U+2067]x[U+2069]" in page
+    # The page carries the headers that keep it from being framed or sniffed.
+    answer = site.get(f"/documents/{doc.id}")
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert "default-src 'self'" in answer.headers["content-security-policy"]

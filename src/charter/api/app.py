@@ -20,10 +20,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from charter import settings
 from charter.api import routes
 from charter.api.auth import Unauthenticated, principal
 from charter.api.dashboard import Sessions, dashboard_routes
 from charter.api.http_errors import charter_error_response, error_response
+from charter.api.limits import EXCEPTION_HANDLERS, Limits
 from charter.api.metrics import metrics_text
 from charter.api.openapi import openapi
 from charter.client import AsyncClient
@@ -57,6 +59,7 @@ def create_app(
     migrate: bool = False,
     session_secret: str | None = None,
     secure_cookies: bool | None = None,
+    max_body_bytes: int | None = None,
 ) -> Starlette:
     """The server for ``database_url`` (else CHARTER_DATABASE_URL, else the embedded one).
     On the embedded server it runs as ``charter_serve`` (a member of charter_app; the
@@ -65,7 +68,11 @@ def create_app(
     ``--as-owner``).
     ``session_secret`` signs the dashboard's cookie (``CHARTER_SESSION_SECRET``; a random
     one per process when unset). ``secure_cookies`` (``CHARTER_SECURE_COOKIES=1``) marks the
-    cookie Secure: set it whenever the dashboard is served over HTTPS."""
+    cookie Secure: set it whenever the dashboard is served over HTTPS. A request body larger
+    than ``max_body_bytes`` (``CHARTER_MAX_BODY_BYTES``, default 1 MiB) is answered 413
+    ``REQUEST_TOO_LARGE`` without being read whole."""
+    if max_body_bytes is None:
+        max_body_bytes = settings.max_body_bytes()
     secret = session_secret or os.environ.get("CHARTER_SESSION_SECRET") or secrets.token_hex(32)
     if secure_cookies is None:
         secure_cookies = os.environ.get("CHARTER_SECURE_COOKIES", "").strip().lower() in (
@@ -96,6 +103,7 @@ def create_app(
             *dashboard_routes(),
         ],
         middleware=[
+            Middleware(Limits, max_body_bytes=max_body_bytes),
             Middleware(
                 SessionMiddleware,
                 secret_key=secret,
@@ -103,7 +111,8 @@ def create_app(
                 same_site="strict",
                 https_only=secure_cookies,
                 max_age=int(Sessions.LIFETIME),  # as long as the server keeps the session
-            )
+            ),
         ],
+        exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

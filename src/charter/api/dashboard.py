@@ -7,12 +7,14 @@ Every form carries a CSRF token bound to the session."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -34,6 +36,20 @@ templates.env.filters["waiting"] = waiting_text
 templates.env.filters["json"] = lambda value, indent=None: json.dumps(
     value, indent=indent, ensure_ascii=False, default=str
 )
+# Bidirectional controls (U+202E and its kin) reorder what follows them on screen: "9100"
+# after U+202E shows as "0019". Every value a page shows has them made visible instead.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(value: Any) -> Any:
+    """``value`` with each bidirectional control written as ``[U+202E]``."""
+    if isinstance(value, str) and _BIDI.search(value):
+        shown = _BIDI.sub(lambda found: f"[U+{ord(found.group()):04X}]", value)
+        return Markup(shown) if isinstance(value, Markup) else shown  # escaped once only
+    return value
+
+
+templates.env.finalize = visible
 
 
 class Sessions:

@@ -36,6 +36,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.PermissionDeniedError: 403,
     e.ActorUnknownError: 403,
     e.OrgMismatchError: 403,
+    e.DocumentTooLargeError: 413,
     e.RunInputError: 422,
     e.DocumentInvalidError: 422,
     e.ContractError: 422,

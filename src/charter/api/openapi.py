@@ -37,12 +37,23 @@ def openapi() -> dict[str, Any]:
                 "404": {"description": "Not in the key's org"},
                 "409": {"description": "A version or state conflict"},
                 "422": {
-                    "description": "Invalid input",
+                    "description": "Invalid input (also JSON nested past 100 levels, "
+                    "a number past PostgreSQL's range)",
                     "content": {"application/json": {"schema": _ERROR}},
                 },
             },
         }
+        if "{" in route.path:
+            operation["responses"]["400"] = {
+                "description": "A path parameter holds U+0000",
+                "content": {"application/json": {"schema": _ERROR}},
+            }
         if route.body is not None:
+            operation["responses"]["413"] = {
+                "description": "REQUEST_TOO_LARGE: the body is past CHARTER_MAX_BODY_BYTES; "
+                "DOCUMENT_TOO_LARGE: a document's data past its limit",
+                "content": {"application/json": {"schema": _ERROR}},
+            }
             operation["requestBody"] = {
                 "required": route.body_required,
                 "content": {"application/json": {"schema": route.body}},

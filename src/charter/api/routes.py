@@ -20,7 +20,8 @@ from starlette.routing import Route
 from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
-from charter.errors import CharterError, RunNotFoundError
+from charter.errors import ArgumentError, CharterError, RunNotFoundError
+from charter.payloads import MAX_DEPTH
 from charter.store import Call, first_value
 
 Handler = Callable[[Request, Principal], Awaitable[Any]]
@@ -86,16 +87,45 @@ class BadRequest(Exception):
 
 
 async def body_of(request: Request) -> dict[str, Any]:
+    """The request's JSON object. Nesting deeper than charter's limit (MAX_DEPTH levels
+    for the values a body carries, one more for the body itself) is refused before it is
+    decoded, so no decoder recurses that deep."""
     raw = await request.body()
     if not raw:
         return {}
+    if _brackets_deeper_than(raw, MAX_DEPTH + 1):
+        raise BadRequest(
+            f"the body nests arrays and objects more than {MAX_DEPTH} levels deep; charter "
+            f"accepts at most {MAX_DEPTH}. Flatten it, or store the data elsewhere and pass a "
+            "reference."
+        )
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BadRequest(f"the body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
     return data
+
+
+_BRACKETS = re.compile(rb'[\[\]{}]|"(?:[^"\\]|\\.)*"')
+
+
+def _brackets_deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether JSON text opens more than ``limit`` arrays or objects at once (brackets
+    inside strings do not count). Text that is no JSON is left to the decoder."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    for token in _BRACKETS.finditer(raw):
+        char = token.group()[:1]
+        if char in b"[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in b"]}":
+            depth -= 1
+    return False
 
 
 def _field(
@@ -108,6 +138,12 @@ def _field(
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise BadRequest(f"{name!r} has the wrong type ({type(value).__name__})")
+    if kind is int and isinstance(value, int) and not -(2**31) <= value <= 2**31 - 1:
+        # Named as the body names it (the store would name the SQL parameter).
+        raise ArgumentError(
+            f"{name!r} is out of range: versions are whole numbers from -2147483648 to "
+            "2147483647 (PostgreSQL's integer). Send the version the document or request has."
+        )
     return value
 
 

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from charter import health
 from charter.cli.common import err, out, print_json, target
-from charter.cli.options import flag, option
+from charter.cli.options import flag, option, port_number
 from charter.client import Client
 from charter.db import connection, embedded
 from charter.db.migrate import ensure_current
@@ -45,7 +45,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "serve", help="the HTTP API, /metrics and /openapi.json (every request needs an API key)"
     )
     option(serve, "--host", default="127.0.0.1", help="the address to listen on")
-    option(serve, "--port", type=int, default=8400, help="the port to listen on")
+    option(serve, "--port", type=port_number, default=8400, help="the port to listen on")
     flag(serve, "--as-owner",
          help="run on a database role that owns schema charter or is a superuser (refused "
               "otherwise: serve on a member of charter_app)")  # fmt: skip

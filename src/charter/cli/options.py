@@ -73,6 +73,19 @@ def ignored_switches() -> list[str]:
     return list(_ignored)
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535, for ``type=``: anything else is a usage error naming it."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a TCP port (a whole number from 1 to 65535)"
+        )
+    return port
+
+
 def _one_of(choices: list[str], then: Callable[[str], Any] | None) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         if text not in choices:

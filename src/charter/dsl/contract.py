@@ -13,7 +13,8 @@ JSON form (the Python model reads and writes exactly this)::
      "policies": {"create": {"roles": ["clerk"]},  # who may do what: every gate and
                   "cancel": {"rule": "actor.roles contains 'manager'"},  # action, or "*"
                   "*": {"roles": ["clerk", "manager"]}},
-     "actions": [{"actionType": "invoice.post", "fields": ["posted_at"]}]}  # optional
+     "actions": [{"actionType": "invoice.post", "fields": ["posted_at"]}],  # optional
+     "maxDocumentBytes": 65536}                    # optional: the data's size, as JSON
 
 The first state is where a document starts. A state with no transitions out ends the
 lifecycle; ``"final": true`` marks one that may also end it while having transitions out
@@ -27,7 +28,8 @@ declared action needs a policy, or the ``"*"`` default (else CONTRACT_POLICY_MIS
 ``create``, ``update`` and ``amend`` without one (and no ``"*"``) stay open to the org's
 actors (``amend`` falls back to ``update``). ``{"rule": "true"}`` grants everyone on
 purpose. ``actions`` declare business mutations beyond field edits and the fields each may
-set.
+set. ``maxDocumentBytes`` bounds a document's data as JSON text (else the database's
+``charter.max_document_bytes``, else 1 MiB): larger is ``DOCUMENT_TOO_LARGE``.
 """
 
 from __future__ import annotations
@@ -107,6 +109,9 @@ class EntityContract(_Model):
     fields: dict[str, FieldType] | None = None
     policies: dict[str, Policy] | None = None
     actions: list[Action] | None = None
+    # The largest a document's data may be, as JSON text, in place of the database's limit
+    # (charter.max_document_bytes, default 1 MiB); published only by the platform.
+    max_document_bytes: int | None = Field(alias="maxDocumentBytes", default=None, ge=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> EntityContract:

@@ -65,9 +65,9 @@ $$;
 -- amended (DOCUMENT_AMENDED, naming the amendment); check the edit window of an
 -- update (locked refuses, amend_only writes and forces an amendment event; a declared action
 -- is not an edit and may set only its own fields); check expected_version; validate the
--- fields; for a gate, check the transition is legal (and that the instance is not paused:
--- WORKFLOW_PAUSED); write the new version (snapshot + changes), one audit row, and the
--- trigger events in the outbox.
+-- fields and the data's size; for a gate, check the transition is legal (and that the
+-- instance is not paused: WORKFLOW_PAUSED); write the new version (snapshot + changes), one
+-- audit row, and the trigger events in the outbox.
 --   p_action: 'create' (p_document_id optional, p_entity_type required), 'update', a gate
 --   name of the contract (p_to picks the target state when the gate has several), or an
 --   action type the contract declares (it may set only its fields).
@@ -327,6 +327,12 @@ BEGIN
         END IF;
     END IF;
 
+    -- Data too large to keep (DOCUMENT_TOO_LARGE): measured only when it changed and is
+    -- large enough to matter (_check_document_size), so a small document costs no call.
+    IF (pg_column_size(v_new.data) > 8192 OR v_contract ? 'maxDocumentBytes')
+       AND v_new.data IS DISTINCT FROM v_doc.data THEN
+        PERFORM charter._check_document_size(v_contract, v_new.data);
+    END IF;
     IF v_new.version = 1 THEN
         BEGIN
             INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data)

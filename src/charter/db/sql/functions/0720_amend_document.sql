@@ -68,6 +68,7 @@ BEGIN
     -- the org's current workflow), its whole data checked against that contract.
     v_pinned := charter._pin_contract(v_org, v_doc.entity_type);
     PERFORM charter._checked_changes(v_pinned.contract, v_doc.data || v_changes, NULL, 'amend');
+    PERFORM charter._check_document_size(v_pinned.contract, v_doc.data || v_changes);
 
     INSERT INTO charter.documents (id, org_id, entity_type, contract_version_id, version, state, data, amended_from)
     VALUES (gen_random_uuid()::text, v_org, v_doc.entity_type, v_pinned.id, 1,
