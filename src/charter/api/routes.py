@@ -253,9 +253,9 @@ _REASON_BODY = {"type": "object", "properties": {"reason": {"type": "string"}}}
      "runs", body=_REASON_BODY, body_required=False)  # fmt: skip
 async def cancel_run(request: Request, who: Principal) -> Any:
     run_id = request.path_params["run_id"]
+    reason = _field(await body_of(request), "reason", str, required=False)  # bad input first
     await _own_run(who, run_id)
     who.require_admin("cancel runs")
-    reason = _field(await body_of(request), "reason", str, required=False)
     return {"id": run_id, "status": await who.client.cancel(run_id, actor=who.actor, reason=reason)}
 
 
