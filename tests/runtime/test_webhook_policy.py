@@ -86,7 +86,8 @@ def test_no_webhook_reaches_a_private_address_in_any_spelling_by_default(
 
 
 def test_an_allowed_network_is_reached_and_others_stay_refused(acme, db_url, receiver, monkeypatch):
-    monkeypatch.setenv("CHARTER_WEBHOOK_ALLOW", "127.0.0.1/32, 10.0.0.0/8")
+    # localhost may resolve to ::1 as well: every address a name gives must be allowed.
+    monkeypatch.setenv("CHARTER_WEBHOOK_ALLOW", "127.0.0.1/32, ::1/128, 10.0.0.0/8")
     port = receiver.url.rsplit(":", 1)[1]
     with running_worker(db_url, poll_interval=0.05):
         ok = acme.side_effects.webhook(f"http://localhost:{port}/in", {})
