@@ -27,6 +27,10 @@ from charter.db.migrate import load_files
 
 TEST_DB_PREFIX = "charter_t_"
 
+# Webhooks never reach loopback unless allowed: the tests' receivers listen on 127.0.0.1,
+# so the session (and the workers it starts in other processes) allows it explicitly.
+os.environ.setdefault("CHARTER_WEBHOOK_ALLOW", "127.0.0.1/32,::1/128")
+
 
 def server_admin_url() -> str:
     """A URL on the test server with the right to create databases."""

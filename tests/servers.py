@@ -28,11 +28,13 @@ def free_port() -> int:
 class Receiver:
     """An HTTP server that records every request and answers from a script per path; a
     ``hook`` runs before it answers (e.g. to kill the worker that sent the request). A
-    script entry may carry a delay in seconds as a third item (to time a sender out)."""
+    script entry may carry a delay in seconds as a third item (to time a sender out); ``bodies``
+    gives a path's response body (``{"got": path}`` otherwise)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.script: dict[str, list[tuple[Any, ...]]] = {}
+        self.bodies: dict[str, bytes] = {}
         self.hook: Callable[[dict[str, Any]], None] | None = None
         self.lock = threading.Lock()
         receiver = self
@@ -54,7 +56,9 @@ class Receiver:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(json.dumps({"got": self.path}).encode())
+                    self.wfile.write(
+                        receiver.bodies.get(self.path) or json.dumps({"got": self.path}).encode()
+                    )
                 except OSError:  # the sender gave up or died
                     pass
 

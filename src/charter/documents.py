@@ -11,7 +11,10 @@ run them (sync or async) for the client's org.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import dataclasses
+import logging
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,6 +31,8 @@ from charter.errors import ArgumentError, DocumentTooLargeError, PermissionDenie
 from charter.operations import clean_text, text_argument
 from charter.payloads import json_text, shown
 from charter.store import Call, Operation, first_json, first_value, json_rows
+
+log = logging.getLogger("charter.documents")
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,9 @@ class Published:
     # the one the org is on, and ``latest_envelope_version`` the newest published.
     envelope_version: int | None = None
     latest_envelope_version: int | None = None
+    # What publishing noticed but did not refuse, e.g. a webhook whose host is made from a
+    # document's data (``WEBHOOK_HOST_FROM_DATA``): "CODE: message" each.
+    warnings: tuple[str, ...] = ()
 
 
 def document(data: dict[str, Any]) -> Document:
@@ -480,6 +488,7 @@ def publish(
         return published(stored)
     definition = OrgWorkflowDefinition.from_json(org_definition)
     compiled = compile_effective(generate_envelope(entity), definition.to_json())
+    warnings = webhook_host_warnings(definition.to_json())
     result = yield Call(
         "publish_org_definition",
         {
@@ -492,7 +501,44 @@ def publish(
         first_json,
         what=f"publishing the org definition of {entity.entity_type}",
     )
-    return published(result)
+    for warning in warnings:
+        log.warning("%s (org %s, %s)", warning, org_id, entity.entity_type)
+    return dataclasses.replace(published(result), warnings=warnings)
+
+
+_URL_HOST = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]*)")
+
+
+def _nodes(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        if isinstance(value.get("type"), str) and isinstance(value.get("config"), dict):
+            yield value
+        for item in value.values():
+            yield from _nodes(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nodes(item)
+
+
+def webhook_host_warnings(definition: dict[str, Any]) -> tuple[str, ...]:
+    """A webhook_out whose URL's host comes from a template (``https://{entity.site}/x``)
+    lets whoever writes the document choose where the worker connects: a warning, not a
+    refusal (the destination policy still applies when it is sent)."""
+    found = []
+    for node in _nodes(definition):
+        url = node["config"].get("url")
+        if node["type"] != "webhook_out" or not isinstance(url, str):
+            continue
+        host = _URL_HOST.match(url)
+        if host is not None and "{" in host.group(1):
+            found.append(
+                f"WEBHOOK_HOST_FROM_DATA: node {node.get('id')} sends to {url!r}, whose host "
+                "comes from a template: whoever writes that data chooses where the worker "
+                "connects. Fix the host in the URL and put the data in its path or body; the "
+                "webhook destination policy (CHARTER_WEBHOOK_ALLOW) still refuses private "
+                "and loopback addresses"
+            )
+    return tuple(found)
 
 
 def rebase(org_id: str, entity_type: str) -> Operation[Published]:

@@ -76,6 +76,8 @@ The tree::
     │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
     │   ├── ApproversEmptyError           APPROVERS_EMPTY (an approval's approvers: nobody)
     │   ├── DeliveryFailedError           DELIVERY_FAILED (a side effect dead-lettered)
+    │   │   └── WebhookDestinationDeniedError WEBHOOK_DESTINATION_DENIED (loopback, private,
+    │   │                                 link-local…: not in CHARTER_WEBHOOK_ALLOW)
     │   ├── StuckForceFailedError         STUCK_FORCE_FAILED (an admin failed a stuck one)
     │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
@@ -780,6 +782,15 @@ class ApprovalChainInvalidError(
 
 class DeliveryFailedError(WorkflowRuntimeError, code="DELIVERY_FAILED", sqlstate="CH059"):
     """A side effect was dead-lettered and its node has no `failed` edge."""
+
+
+class WebhookDestinationDeniedError(
+    DeliveryFailedError, code="WEBHOOK_DESTINATION_DENIED", sqlstate="CH105"
+):
+    """A webhook's URL resolved to an address the destination policy refuses (loopback,
+    link-local or the metadata address, private, multicast, reserved), in whatever spelling;
+    it is dead-lettered at once. Send it somewhere public, or opt the network in with
+    ``CHARTER_WEBHOOK_ALLOW`` (e.g. ``10.0.0.0/8``) in the worker's environment."""
 
 
 class SideEffectInvalidError(

@@ -4,6 +4,10 @@ queue. Operations here; the client's faces are in :mod:`charter.side_effect_clie
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import hmac
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -42,6 +46,42 @@ class SideEffect:
     @property
     def last_error(self) -> str | None:
         return self.error
+
+    def redacted(self) -> SideEffect:
+        """What anyone but an admin sees: request headers that carry secrets masked, and no
+        receiver's response body (only its status and headers)."""
+        request = dict(self.request)
+        if isinstance(request.get("headers"), dict):
+            request["headers"] = redact_headers(request["headers"])
+        response = self.response
+        if isinstance(response, dict) and "body" in response:
+            response = {k: v for k, v in response.items() if k != "body"}
+        return dataclasses.replace(self, request=request, response=response)
+
+
+REDACTED = "[redacted]"
+_SECRET_HEADER = re.compile(
+    r"^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|key", re.IGNORECASE
+)
+
+
+def redact_headers(headers: dict[str, Any]) -> dict[str, Any]:
+    """Headers with the values of those that carry secrets (``Authorization``, ``Cookie``,
+    any name with ``token``, ``secret`` or ``key`` in it) replaced by ``[redacted]``."""
+    return {k: REDACTED if _SECRET_HEADER.search(str(k)) else v for k, v in headers.items()}
+
+
+EVENT_TIMESTAMP_HEADER = "X-Charter-Timestamp"
+EVENT_TOLERANCE_SECONDS = 300
+
+
+def event_signature(secret: str, timestamp: int | str, event_key: str, body: bytes) -> str:
+    """The ``X-Charter-Signature`` of an inbound event (``POST /api/events/{key}``):
+    ``sha256=`` and the hex HMAC-SHA256, with the org's webhook secret, of
+    ``"<X-Charter-Timestamp>.<event key>."`` followed by the exact body bytes. A webhook
+    charter sent (whose signature covers its body alone) never passes as an event."""
+    message = f"{timestamp}.{event_key}.".encode() + body
+    return "sha256=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
 def side_effect(data: dict[str, Any]) -> SideEffect:

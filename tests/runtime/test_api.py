@@ -4,8 +4,6 @@ as its actor in its org; another org's ids are 404; conflicts 409, bad input 422
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 import time
@@ -18,6 +16,7 @@ from starlette.testclient import TestClient
 from charter.api import create_app
 from charter.api.routes import ROUTES
 from charter.health import revoke_api_key
+from charter.side_effects import event_signature
 from charter.store import perform
 
 from ..engine import install
@@ -194,8 +193,10 @@ def test_inbound_events_are_verified_by_signature_and_idempotent(api, keys, acme
     acme.documents.wait(doc.id, timeout=20)
     body = json.dumps({"ok": True}).encode()
     secret = acme.side_effects.webhook_secret()
-    signed = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    headers = {**_as(keys["ops"]), "Content-Type": "application/json", "X-Event-Id": "ev-1"}
+    stamp = int(time.time())
+    signed = event_signature(secret, stamp, "memo:E1", body)
+    headers = {**_as(keys["ops"]), "Content-Type": "application/json", "X-Event-Id": "ev-1",
+               "X-Charter-Timestamp": str(stamp)}  # fmt: skip
     forged = api.post(
         "/api/events/memo:E1", headers={**headers, "X-Charter-Signature": "sha256=00"}, content=body
     )

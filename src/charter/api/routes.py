@@ -4,10 +4,10 @@ description says about it. Every endpoint runs as the request's key: its actor, 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import hmac
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -20,8 +20,9 @@ from starlette.routing import Route
 from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
-from charter.errors import ArgumentError, CharterError, RunNotFoundError
+from charter.errors import ArgumentError, CharterError, DeadLetterNotFoundError, RunNotFoundError
 from charter.payloads import MAX_DEPTH
+from charter.side_effects import EVENT_TIMESTAMP_HEADER, EVENT_TOLERANCE_SECONDS, event_signature
 from charter.store import Call, first_value
 
 Handler = Callable[[Request, Principal], Awaitable[Any]]
@@ -453,18 +454,27 @@ async def approval_diff(request: Request, who: Principal) -> Any:
 
 
 @api("POST", "/api/events/{key}", "An inbound event, signed with the org's webhook secret "
-     "(X-Charter-Signature: sha256=HMAC of the body); idempotent by X-Event-Id; "
+     "(X-Charter-Timestamp: unix seconds, within 5 minutes; X-Charter-Signature: sha256=HMAC "
+     "of '<timestamp>.<key>.' and the body); idempotent by X-Event-Id; "
      "X-Document-Id names the document it is for (only its waits take it)", "events",
      body={"type": "object"}, status=202)  # fmt: skip
 async def receive_event(request: Request, who: Principal) -> Any:
     raw = await request.body()
+    stamp = request.headers.get("x-charter-timestamp", "").strip()
+    if not stamp.isdigit() or abs(time.time() - int(stamp)) > EVENT_TOLERANCE_SECONDS:
+        return error_response(
+            401, "SIGNATURE_INVALID",
+            f"{EVENT_TIMESTAMP_HEADER} must be the time of signing in Unix seconds, within "
+            f"{EVENT_TOLERANCE_SECONDS // 60} minutes of the server's clock (got {stamp[:40]!r}); "
+            "sign the event again with the current time",
+        )  # fmt: skip
     secret = await who.client.side_effects.webhook_secret()
-    expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    expected = event_signature(secret, stamp, request.path_params["key"], raw)
     if not hmac.compare_digest(expected, request.headers.get("x-charter-signature", "")):
         return error_response(
             401, "SIGNATURE_INVALID",
-            "X-Charter-Signature must be sha256=<hex HMAC-SHA256 of the body with the org's "
-            "webhook secret>",
+            "X-Charter-Signature must be sha256=<hex HMAC-SHA256, with the org's webhook "
+            f"secret, of '<{EVENT_TIMESTAMP_HEADER}>.<event key>.' followed by the body>",
         )  # fmt: skip
     payload = await body_of(request)
     return await who.client.events.send(
@@ -556,7 +566,22 @@ _IDS_BODY = {
 
 @api("GET", "/api/dead-letters", "Side effects out of attempts", "dead letters")
 async def list_dead_letters(request: Request, who: Principal) -> Any:
-    return await who.client.dead_letters.list(limit=_int_param(request, "limit", 100))
+    letters = await who.client.dead_letters.list(limit=_int_param(request, "limit", 100))
+    # Secret-carrying request headers and receivers' response bodies are for admins only.
+    return letters if who.admin else [letter.redacted() for letter in letters]
+
+
+@api("GET", "/api/dead-letters/{effect_id}", "One dead letter: its request, last error and "
+     "what the receiver answered", "dead letters")  # fmt: skip
+async def show_dead_letter(request: Request, who: Principal) -> Any:
+    raw = request.path_params["effect_id"]
+    known = raw.isdigit() and len(raw) < 19  # a bigint
+    effect = await who.client.side_effects.get(int(raw)) if known else None
+    if effect is None or effect.status != "dead_letter" or effect.kind != "effect":
+        raise DeadLetterNotFoundError(
+            f"No dead letter {raw!r} in org {who.org_id}; GET /api/dead-letters lists them."
+        )
+    return effect if who.admin else effect.redacted()
 
 
 @api("POST", "/api/dead-letters/retry", "Re-drive dead letters (same idempotency keys)",

@@ -7,8 +7,10 @@
 * ``X-Charter-Effect`` and ``X-Charter-Attempt``.
 
 Network errors, timeouts, 5xx and 429 (honouring ``Retry-After``) are retried; any other
-4xx is final. The response's status, a few headers and the body cut to 2,000 characters
-are the evidence.
+4xx is final, and so is what can never pass: a destination the policy refuses
+(``WEBHOOK_DESTINATION_DENIED``, :mod:`charter.worker.channels.destinations`) or a header
+value with a line break (templated from a document's data). The response's status, a few
+headers and the body cut to 4 KB are the evidence (the body is shown to admins only).
 """
 
 from __future__ import annotations
@@ -23,10 +25,17 @@ import httpx
 
 from charter import settings
 from charter.canonical import canonical_json
-from charter.worker.channels import EVIDENCE_LIMIT, Outcome, delivered, refused
+from charter.worker.channels import Outcome, delivered, refused
+from charter.worker.channels.destinations import (
+    DENIED_CODE,
+    CheckedTransport,
+    DestinationDenied,
+    DestinationPolicy,
+)
 
 SIGNATURE_HEADER = "X-Charter-Signature"
 _KEPT_HEADERS = ("content-type", "retry-after", "location", "x-request-id")
+RESPONSE_BODY_LIMIT = 4096  # bytes of a receiver's response body kept as evidence
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -35,10 +44,13 @@ def signature(secret: str, body: bytes) -> str:
 
 
 class WebhookSender:
-    def __init__(self, timeout_seconds: float | None = None) -> None:
+    def __init__(
+        self, timeout_seconds: float | None = None, policy: DestinationPolicy | None = None
+    ) -> None:
         self.timeout_seconds = (
             settings.webhook_timeout() if timeout_seconds is None else timeout_seconds
         )
+        self.policy = DestinationPolicy() if policy is None else policy  # CHARTER_WEBHOOK_ALLOW
         self._client: httpx.AsyncClient | None = None
 
     async def send(
@@ -53,13 +65,29 @@ class WebhookSender:
             "X-Charter-Effect": str(effect_id),
             "X-Charter-Attempt": str(attempt),
         }
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout_seconds)
         url = request.get("url", "")
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
+                return refused(
+                    f"header {name!r} of the webhook to {url} has a line break in its value "
+                    f"{value!r}: a header value is one line (check the data it is made from)",
+                    retry=False,
+                )
+        try:
+            self.policy.check_spelling(url)
+        except DestinationDenied as exc:
+            return refused(str(exc), retry=False, code=DENIED_CODE)
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout_seconds, transport=CheckedTransport(self.policy),
+                trust_env=False,
+            )  # fmt: skip
         try:
             response = await self._client.request(
                 request.get("method", "POST"), url, content=body, headers=headers
             )
+        except DestinationDenied as exc:  # the resolved address, checked at connect time
+            return refused(str(exc), retry=False, code=DENIED_CODE)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:  # never passes later
             return refused(f"{type(exc).__name__}: {exc} ({url})", retry=False)
         except httpx.HTTPError as exc:  # refused, reset, timed out …
@@ -67,7 +95,9 @@ class WebhookSender:
         evidence = {
             "status": response.status_code,
             "headers": {k: v for k, v in response.headers.items() if k in _KEPT_HEADERS},
-            "body": response.text[:EVIDENCE_LIMIT],
+            "body": response.content[:RESPONSE_BODY_LIMIT].decode(
+                response.encoding or "utf-8", errors="replace"
+            ),
         }
         if response.is_success:
             return delivered(evidence)

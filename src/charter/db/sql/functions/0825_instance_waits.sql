@@ -126,8 +126,11 @@ BEGIN
             SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
               FROM charter._out_edges(v_wf, p_wait.node_id) AS o WHERE o.edge->>'label' = 'failed';
             IF cardinality(v_chosen) = 0 THEN
+                -- A destination the webhook policy refused fails it with that code (CH105).
                 PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, jsonb_build_object(
-                    'sqlstate', 'CH059', 'node', p_wait.node_id,
+                    'sqlstate', CASE WHEN v_resume #>> '{failed,error}' LIKE 'WEBHOOK\_DESTINATION\_DENIED:%'
+                                     THEN 'CH105' ELSE 'CH059' END,
+                    'node', p_wait.node_id,
                     'message', format('Delivery of %s failed for good after %s attempts: %s', p_wait.node_id,
                                       v_resume #>> '{failed,attempts}', v_resume #>> '{failed,error}'),
                     'delivery', v_resume->'failed'));
@@ -362,9 +365,11 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    -- The wait of this effect only (a re-driven effect may outlive its node's round).
+    -- The wait of this effect only (a re-driven effect may outlive its node's round). What
+    -- the receiver said in its body stays with the effect, for admins: not in the instance.
     UPDATE charter.instance_waits AS w
-       SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id, 'response', p_response)),
+       SET resume = jsonb_build_object('delivery', jsonb_build_object('effectId', v_effect.id,
+                                                                      'response', p_response - 'body')),
            due_at = now()
      WHERE w.run_id = v_effect.run_id AND w.org_id = v_effect.org_id AND w.node_id = v_effect.node_id AND w.kind = 'delivery'
        AND w.detail->>'idempotencyKey' = v_effect.idempotency_key;
