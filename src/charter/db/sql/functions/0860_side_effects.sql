@@ -187,10 +187,27 @@ SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 AS $$
 DECLARE
-    v_org    text := charter._effect_org(p_effect_id, p_org_id);
-    v_effect charter.side_effects;
-    v_delay  double precision;
+    v_org      text := charter._effect_org(p_effect_id, p_org_id);
+    v_effect   charter.side_effects;
+    v_delay    double precision;
+    v_document text;
 BEGIN
+    -- An instance's effect: its document's lock first, as cancel, pause and the engine take
+    -- it before they touch the instance's effects (one lock order, no deadlock with them).
+    IF p_created_at IS NOT NULL THEN  -- apart, so the generic plan prunes to one partition
+        SELECT i.document_id INTO v_document
+          FROM charter.side_effects AS x
+          JOIN charter.workflow_instances AS i ON i.id = x.run_id AND i.org_id = x.org_id
+         WHERE x.created_at = p_created_at AND x.id = p_effect_id AND x.org_id = v_org;
+    ELSE
+        SELECT i.document_id INTO v_document
+          FROM charter.side_effects AS x
+          JOIN charter.workflow_instances AS i ON i.id = x.run_id AND i.org_id = x.org_id
+         WHERE x.id = p_effect_id AND x.org_id = v_org;
+    END IF;
+    IF v_document IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(charter._lock_key('document', v_org || '/' || v_document));
+    END IF;
     IF p_created_at IS NOT NULL THEN
         SELECT * INTO v_effect FROM charter.side_effects AS x
          WHERE x.created_at = p_created_at AND x.id = p_effect_id AND x.org_id = v_org
