@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
 from charter.engine.runs import timestamp
 from charter.errors import ApprovalChainInvalidError, ArgumentError
 from charter.operations import text_argument
+from charter.payloads import json_text
 from charter.store import Call, Operation, first_json, json_rows
 
 DECISIONS = ("approved", "rejected", "abstained")
@@ -180,7 +179,7 @@ def define_chain(
     params = {
         "org_id": org_id,
         "chain_id": text_argument(chain_id, "chain_id"),
-        "stages": Jsonb(stages),
+        "stages": json_text(stages, "stages"),
         "allow_same_approver": allow_same_approver,
     }
     result: dict[str, Any] = yield Call("define_approval_chain", params, first_json)

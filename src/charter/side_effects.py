@@ -144,6 +144,28 @@ class EmailSend:
     succeeded: dict[str, Any] | None
 
 
+def _whole(value: Any, name: str) -> int:
+    """A whole number as the call takes it, or ArgumentError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name} must be a whole number, not {type(value).__name__}.")
+    return value
+
+
+def _moment(value: Any, name: str) -> datetime | None:
+    """None (now) or a datetime, or ArgumentError naming it."""
+    if value is not None and not isinstance(value, datetime):
+        raise ArgumentError(
+            f"{name} must be a datetime (or None for now), not {type(value).__name__}."
+        )
+    return value
+
+
+def _span(value: Any) -> timedelta:
+    if not isinstance(value, timedelta):
+        raise ArgumentError(f"recheck_after must be a timedelta, not {type(value).__name__}.")
+    return value
+
+
 def _ids(ids: Any, what: str) -> list[int]:
     if isinstance(ids, int) and not isinstance(ids, bool):
         return [ids]
@@ -153,8 +175,8 @@ def _ids(ids: Any, what: str) -> list[int]:
     for value in ids:
         try:
             out.append(int(value))
-        except (TypeError, ValueError):
-            raise ArgumentError(f"{what}: {value!r} is not a side-effect id.") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ArgumentError(f"{what}: {value!r:.40} is not a side-effect id.") from None
     return out
 
 
@@ -177,14 +199,16 @@ def enqueue_webhook(
         "idempotency_key": (
             None if idempotency_key is None else text_argument(idempotency_key, "idempotency_key")
         ),
-        "max_attempts": max_attempts,
+        "max_attempts": _whole(max_attempts, "max_attempts"),
     }
     data = yield Call("enqueue_webhook", params, first_json, retry_safe=idempotency_key is not None)
     return QueuedWebhook(data["id"], data["status"], data["idempotencyKey"])
 
 
 def get_side_effect(org_id: str, effect_id: int) -> Operation[SideEffect | None]:
-    data = yield Call("get_side_effect", {"org_id": org_id, "id": int(effect_id)}, first_json)
+    data = yield Call(
+        "get_side_effect", {"org_id": org_id, "id": _whole(effect_id, "effect_id")}, first_json
+    )
     return side_effect(data) if data else None
 
 
@@ -195,7 +219,7 @@ def enqueue_task(
         "org_id": org_id,
         "task_type": text_argument(task_type, "task_type"),
         "payload": json_text(payload, "task payload"),
-        "scheduled_at": at,
+        "scheduled_at": _moment(at, "at"),
     }
     return int((yield Call("enqueue_task", params, first_value, retry_safe=False)))
 
@@ -215,15 +239,17 @@ def send_email(
         "to": text_argument(to, "to"),
         "subject": text_argument(subject, "subject"),
         "body": text_argument(body, "body"),
-        "max_attempts": max_attempts,
-        "scheduled_at": at,
-        "recheck_after": recheck_after,
+        "max_attempts": _whole(max_attempts, "max_attempts"),
+        "scheduled_at": _moment(at, "at"),
+        "recheck_after": _span(recheck_after),
     }
     return int((yield Call("send_email", params, first_value, retry_safe=False)))
 
 
 def send_email_status(org_id: str, send_id: int) -> Operation[EmailSend | None]:
-    data = yield Call("send_email_status", {"org_id": org_id, "id": int(send_id)}, first_json)
+    data = yield Call(
+        "send_email_status", {"org_id": org_id, "id": _whole(send_id, "send_id")}, first_json
+    )
     if not data:
         return None
     return EmailSend(
@@ -259,7 +285,7 @@ def list_notifications(
         "org_id": org_id,
         "user_id": text_argument(user, "user"),
         "unread_only": bool(unread_only),
-        "limit": limit,
+        "limit": _whole(limit, "limit"),
     }
     rows = yield Call("list_notifications", params, json_rows)
     return [_notification(row) for row in rows]
@@ -275,7 +301,9 @@ def mark_notifications_read(org_id: str, user: str, ids: Any) -> Operation[list[
 
 
 def list_dead_letters(org_id: str, limit: int) -> Operation[list[SideEffect]]:
-    rows = yield Call("list_dead_letters", {"org_id": org_id, "limit": limit}, json_rows)
+    rows = yield Call(
+        "list_dead_letters", {"org_id": org_id, "limit": _whole(limit, "limit")}, json_rows
+    )
     return [side_effect(row) for row in rows]
 
 

@@ -4,7 +4,7 @@ and in real processes (arguments with bytes that are not UTF-8 arrive as lone su
 Every outcome is an exit code: 0; 1 with ``error [CODE] message`` on stderr; 2 for a usage
 error (argparse); 4 or 5 for a run that failed or a wait that timed out. Never a traceback.
 As in a real process, standard output is strict UTF-8 and standard error escapes what it
-cannot encode.
+cannot encode. A command refused (1 or 2) writes nothing: every table hashes the same.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from charter import Client
 from charter.cli import main
 from charter.templates import TEMPLATES
 
+from ..flows_for_tests import analyze_site
 from ..integration.helpers import charter_env
+from .ledger import changed, record, table_hashes
 from .strategies import (
     ANY_CHARACTER,
     expressions,
@@ -53,9 +55,13 @@ class Outcome:
             assert "usage:" in self.err, self
 
 
-def run_main(argv: list[str], stdin: str | bytes = "") -> Outcome:
+def run_main(
+    argv: list[str], stdin: str | bytes = "", *, db_url: str | None = None, bad: bool = True
+) -> Outcome:
     """``charter ARGV`` in this process, with a real process's standard streams (as in a
-    UTF-8 locale: strict UTF-8 in and out, errors escaped)."""
+    UTF-8 locale: strict UTF-8 in and out, errors escaped). With ``db_url``, a refusal must
+    leave every table of that database as it was; ``bad`` counts the call as a bad input."""
+    before = table_hashes(db_url) if db_url else {}
     out_bytes, err_bytes = io.BytesIO(), io.BytesIO()
     out = io.TextIOWrapper(out_bytes, encoding="utf-8", errors="strict", write_through=True)
     err = io.TextIOWrapper(
@@ -81,6 +87,10 @@ def run_main(argv: list[str], stdin: str | bytes = "") -> Outcome:
         root.setLevel(level)
     outcome = Outcome(code, out_bytes.getvalue().decode(), err_bytes.getvalue().decode())
     outcome.check()
+    if bad:
+        record("cli", outcome.code in (1, 2))
+    if db_url and outcome.code in (1, 2):
+        assert changed(before, table_hashes(db_url)) == [], (argv, outcome)
     return outcome
 
 
@@ -137,7 +147,10 @@ def test_expr_answers_with_a_code(expression, variables, schema, stdin):
 def test_expr_in_sql_answers_with_a_code(db_url, expression, variables):
     if not isinstance(expression, str):
         return
-    run_main(["--database-url", db_url, "expr", expression, "--vars", variables, "--sql"])
+    run_main(
+        ["--database-url", db_url, "expr", expression, "--vars", variables, "--sql"],
+        db_url=db_url,
+    )
 
 
 flow_specs = st.one_of(
@@ -167,6 +180,7 @@ def published(db_url):
     flow.step(slug="say")(lambda run: run)
     with Client(db_url) as client:
         client.start(flow, "first", run_id="fuzz-cli-1")
+        client.start(analyze_site(), {"pages": []}, run_id="fuzz-cli-deployed")
     return db_url
 
 
@@ -182,7 +196,7 @@ def test_run_answers_with_a_code(published, flow, input, run_id, wait, stdin):
     argv = ["--database-url", published, "run", flow, "--input", input]
     argv += ["--run-id", run_id] if run_id is not None else []
     argv += ["--wait", "--timeout", wait] if wait is not None else []
-    run_main(argv, stdin=stdin)
+    run_main(argv, stdin=stdin, db_url=published)
 
 
 @settings_for(60)
@@ -192,7 +206,10 @@ def test_run_answers_with_a_code(published, flow, input, run_id, wait, stdin):
 )
 def test_run_commands_answer_with_a_code(published, command, run_ids):
     argv = ["--database-url", published, *command.split()]
-    run_main([*argv, *(run_ids[:1] if command.startswith("status") else run_ids)])
+    run_ids = run_ids[:1] if command.startswith("status") else run_ids
+    # `runs cancel A B` cancels A even when B is refused: only a command naming no real run
+    # must write nothing.
+    run_main([*argv, *run_ids], db_url=None if "fuzz-cli-1" in run_ids else published)
 
 
 @settings_for(60)
@@ -208,16 +225,16 @@ def test_runs_list_answers_with_a_code(published, flow, status, limit, after, as
     for option, value in (("--flow", flow), ("--status", status), ("--limit", limit),
                           ("--after", after)):  # fmt: skip
         argv += [option, value] if value is not None else []
-    run_main(argv + (["--json"] if as_json else []))
+    run_main(argv + (["--json"] if as_json else []), db_url=published)
 
 
 @settings_for(30)
 @given(slug=cli_text, name=st.one_of(st.sampled_from(sorted(TEMPLATES)), cli_text))
 def test_other_commands_answer_with_a_code(db_url, slug, name):
-    run_main(["--database-url", db_url, "flows", "delete", slug, "--yes", "--force"])
+    run_main(["--database-url", db_url, "flows", "delete", slug, "--yes", "--force"], db_url=db_url)
     run_main(["templates", name])
-    run_main(["--database-url", db_url, "queue"])
-    run_main(["--database-url", db_url, "workers", "--all", "--json"])
+    run_main(["--database-url", db_url, "queue"], bad=False)
+    run_main(["--database-url", db_url, "workers", "--all", "--json"], bad=False)
 
 
 @settings_for(30)
@@ -227,7 +244,7 @@ def test_lineage_of_an_unknown_version_answers_with_a_code(db_url, version_id):
         version_id.encode("utf-8")
     except UnicodeEncodeError:
         return  # see test_lineage_with_a_surrogate_answers_with_a_code
-    run_main(["--database-url", db_url, "lineage", version_id])
+    run_main(["--database-url", db_url, "lineage", version_id], db_url=db_url)
 
 
 @pytest.mark.parametrize("version_id", ["v\udcff", "v\x00"])

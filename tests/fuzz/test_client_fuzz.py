@@ -1,5 +1,6 @@
 """The client and the registry on a real database, fed hostile arguments: every refusal is
-a CharterError with a code, never a driver error, a UnicodeEncodeError or a TypeError."""
+a CharterError with a code, never a driver error, a UnicodeEncodeError or a TypeError, and
+writes nothing (every table hashes the same before and after)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from charter import AsyncClient, Client, Flow
 from charter.errors import ArgumentError, CharterError, RunInputError, RunNotFoundError
 
+from .ledger import answered
 from .strategies import (
     NUL_TEXT,
     SURROGATE_TEXT,
@@ -57,7 +59,10 @@ def _typed() -> Flow:
 
 @pytest.fixture
 def client(db_url):
+    """A client with both flows deployed (deploying is not what a refused start may write)."""
     with Client(db_url) as chosen:
+        chosen.start(_echo(), "deployed", run_id="fuzz-deployed-echo")
+        chosen.start(_typed(), {"name": "n", "qty": 1}, run_id="fuzz-deployed-typed")
         yield chosen
 
 
@@ -71,10 +76,10 @@ flows = st.one_of(st.sampled_from(["echo", "fuzz_echo", "fuzz_typed"]), hostile_
     run_id=st.one_of(st.none(), hostile_argument),
     version_id=st.one_of(st.none(), hostile_argument),
 )
-def test_start_refuses_with_a_code(client, flow, value, run_id, version_id):
+def test_start_refuses_with_a_code(client, db_url, flow, value, run_id, version_id):
     chosen = _echo() if flow == "flow_object" else _typed() if flow == "typed_object" else flow
-    result = charter_error_or_result(
-        lambda: client.start(chosen, value, run_id=run_id, version_id=version_id)
+    result = answered(
+        "client", db_url, lambda: client.start(chosen, value, run_id=run_id, version_id=version_id)
     )
     if _unstorable(run_id) or _unstorable(version_id) or not isinstance(chosen, str | Flow):
         assert isinstance(result, CharterError), result
@@ -85,21 +90,21 @@ def test_start_refuses_with_a_code(client, flow, value, run_id, version_id):
     inputs=st.one_of(st.lists(hostile_value, max_size=3), hostile_argument),
     run_ids=st.one_of(st.none(), st.lists(hostile_argument, max_size=3), hostile_argument),
 )
-def test_start_many_refuses_with_a_code(client, inputs, run_ids):
-    result = charter_error_or_result(lambda: client.start_many(_echo(), inputs, run_ids))
+def test_start_many_refuses_with_a_code(client, db_url, inputs, run_ids):
+    result = answered("client", db_url, lambda: client.start_many(_echo(), inputs, run_ids))
     if isinstance(run_ids, list) and any(_unstorable(r) for r in run_ids):
         assert isinstance(result, CharterError), result
 
 
 @settings_for(60)
 @given(run_id=hostile_argument, action=st.sampled_from(["get_run", "cancel", "retry", "wait"]))
-def test_run_calls_refuse_bad_run_ids_with_a_code(client, run_id, action):
+def test_run_calls_refuse_bad_run_ids_with_a_code(client, db_url, run_id, action):
     def call() -> Any:
         if action == "wait":
             return client.wait(run_id, timeout=0)
         return getattr(client, action)(run_id)
 
-    result = charter_error_or_result(call)
+    result = answered("client", db_url, call)
     assert isinstance(result, CharterError), result  # no such run, whatever the id
 
 
@@ -110,9 +115,11 @@ def test_run_calls_refuse_bad_run_ids_with_a_code(client, run_id, action):
     limit=st.one_of(st.just(5), wrong_type, st.integers()),
     after=st.one_of(st.none(), hostile_argument),
 )
-def test_list_runs_refuses_with_a_code(client, flow, status, limit, after):
-    result = charter_error_or_result(
-        lambda: client.list_runs(flow=flow, status=status, limit=limit, after=after)
+def test_list_runs_refuses_with_a_code(client, db_url, flow, status, limit, after):
+    result = answered(
+        "client",
+        db_url,
+        lambda: client.list_runs(flow=flow, status=status, limit=limit, after=after),
     )
     if any(_unstorable(v) for v in (flow, after)):
         assert isinstance(result, ArgumentError), result
@@ -127,7 +134,7 @@ def test_list_runs_refuses_with_a_code(client, flow, status, limit, after):
     ),
     many=st.booleans(),
 )
-def test_wait_refuses_bad_timeouts_with_a_code(client, timeout, many):
+def test_wait_refuses_bad_timeouts_with_a_code(client, db_url, timeout, many):
     run_id = client.start(_echo(), "pending", run_id="fuzz-pending")  # no worker: it waits
     timeout_value = timeout if not isinstance(timeout, float) else min(timeout, 0.01)
 
@@ -136,14 +143,14 @@ def test_wait_refuses_bad_timeouts_with_a_code(client, timeout, many):
             return client.wait_many([run_id], timeout=timeout_value)
         return client.wait(run_id, timeout=timeout_value)
 
-    result = charter_error_or_result(call)
+    result = answered("client", db_url, call)
     assert isinstance(result, CharterError), result  # refused, or timed out
 
 
 @settings_for(30)
 @given(run_ids=st.one_of(hostile_argument, st.lists(hostile_argument, max_size=3)))
-def test_wait_many_refuses_bad_run_id_lists_with_a_code(client, run_ids):
-    result = charter_error_or_result(lambda: client.wait_many(run_ids, timeout=0))
+def test_wait_many_refuses_bad_run_id_lists_with_a_code(client, db_url, run_ids):
+    result = answered("client", db_url, lambda: client.wait_many(run_ids, timeout=0))
     assert isinstance(result, CharterError) or result == [] == run_ids, result
 
 
@@ -173,9 +180,9 @@ def test_the_classic_cases_of_the_issue(client):
 
 @settings_for(30)
 @given(include_stopped=st.one_of(st.booleans(), wrong_type))
-def test_workers_and_queue_refuse_with_a_code(client, include_stopped):
-    charter_error_or_result(lambda: client.workers(include_stopped=include_stopped))
-    charter_error_or_result(client.queue)
+def test_workers_and_queue_refuse_with_a_code(client, db_url, include_stopped):
+    answered("client", db_url, lambda: client.workers(include_stopped=include_stopped))
+    charter_error_or_result(client.queue)  # no argument: not a bad input
 
 
 @settings_for(40)
@@ -183,17 +190,19 @@ def test_workers_and_queue_refuse_with_a_code(client, include_stopped):
     text=st.one_of(NUL_TEXT, SURROGATE_TEXT, wrong_type),
     which=st.sampled_from(["wf_id", "description", "owner_id", "on_existing"]),
 )
-def test_registry_ensure_workflow_refuses_with_a_code(client, text, which):
+def test_registry_ensure_workflow_refuses_with_a_code(client, db_url, text, which):
     arguments: dict[str, Any] = {"wf_id": "wf_fuzz", "description": "fuzz"}
     arguments[which] = text
-    charter_error_or_result(lambda: client.registry.ensure_workflow(**arguments))
+    answered("client", db_url, lambda: client.registry.ensure_workflow(**arguments))
 
 
 @settings_for(40)
 @given(dsl=hostile_value)
-def test_registry_versions_refuse_bad_definitions_with_a_code(client, dsl):
-    charter_error_or_result(
-        lambda: client.registry.create_workflow_version("wf_fuzz", dsl, "fuzz", "init")
+def test_registry_versions_refuse_bad_definitions_with_a_code(client, db_url, dsl):
+    answered(
+        "client",
+        db_url,
+        lambda: client.registry.create_workflow_version("wf_fuzz", dsl, "fuzz", "init"),
     )
 
 
@@ -213,7 +222,7 @@ def test_registry_versions_refuse_bad_definitions_with_a_code(client, dsl):
         ]
     ),
 )
-def test_registry_version_arguments_refuse_with_a_code(client, value, which):
+def test_registry_version_arguments_refuse_with_a_code(client, db_url, value, which):
     arguments: dict[str, Any] = {
         "workflow_id": "wf_fuzz",
         "dsl": {"prompt": "p"},
@@ -221,7 +230,7 @@ def test_registry_version_arguments_refuse_with_a_code(client, value, which):
         "operation": "init",
     }
     arguments[which] = [value] if which == "parent_version_ids" and value is not None else value
-    charter_error_or_result(lambda: client.registry.create_workflow_version(**arguments))
+    answered("client", db_url, lambda: client.registry.create_workflow_version(**arguments))
 
 
 @settings_for(60)
@@ -231,7 +240,7 @@ def test_registry_version_arguments_refuse_with_a_code(client, value, which):
         ["invocation_id", "version_id", "status", "end_time", "usd_cost", "lineage"]
     ),
 )
-def test_registry_invocations_and_lineage_refuse_with_a_code(client, value, which):
+def test_registry_invocations_and_lineage_refuse_with_a_code(client, db_url, value, which):
     def call() -> Any:
         if which == "lineage":
             return client.registry.lineage(value)
@@ -240,16 +249,16 @@ def test_registry_invocations_and_lineage_refuse_with_a_code(client, value, whic
             return client.registry.create_invocation(ids["invocation_id"], ids["version_id"])
         return client.registry.update_invocation("inv-1", **{which: value})
 
-    charter_error_or_result(call)
+    answered("client", db_url, call)
 
 
 @settings_for(30)
 @given(text=hostile_text)
-def test_registry_lineage_of_plain_bad_ids_is_a_code(client, text):
+def test_registry_lineage_of_plain_bad_ids_is_a_code(client, db_url, text):
     """Ids PostgreSQL can store are looked up and not found: a coded error."""
     if _unstorable(text):
         return
-    result = charter_error_or_result(lambda: client.registry.lineage(text))
+    result = answered("client", db_url, lambda: client.registry.lineage(text))
     assert isinstance(result, CharterError), result
 
 

@@ -18,6 +18,9 @@ $$;
 -- they have it, and a statement that names it reads one org's rows (one shard when
 -- distributed, § 15 of docs/architecture.md). Run ids are unique per org only: an id that
 -- several orgs use is refused here, naming them, rather than guessed.
+-- A transaction that set charter.org_id acts for that org alone, as the document functions
+-- do (_acting_org): an org named besides it is ORG_MISMATCH, and a run named by its id alone
+-- is looked for in that org only, so another org's run is not found.
 CREATE OR REPLACE FUNCTION charter._run_org(p_run_id text, p_org_id text)
 RETURNS text
 LANGUAGE plpgsql
@@ -25,10 +28,15 @@ STABLE
 SET search_path = ''
 AS $$
 DECLARE
-    v_orgs text[];
+    v_orgs    text[];
+    v_session text;
 BEGIN
     IF p_org_id IS NOT NULL THEN
-        RETURN p_org_id;
+        RETURN charter._acting_org(p_org_id);
+    END IF;
+    v_session := nullif(current_setting('charter.org_id', true), '');
+    IF v_session IS NOT NULL THEN
+        RETURN v_session;
     END IF;
     SELECT array_agg(r.org_id ORDER BY r.org_id) INTO v_orgs FROM charter.runs AS r WHERE r.id = p_run_id;
     IF cardinality(v_orgs) > 1 THEN

@@ -110,7 +110,7 @@ DECLARE
     v_facts      charter.flow_version_facts;
     v_slug       text;
 BEGIN
-    PERFORM charter._check_org_id(p_org_id);
+    PERFORM charter._acting_org(p_org_id);  -- ORG_MISMATCH when the transaction set another charter.org_id
     v_version_id := charter._runnable_version(p_flow_slug, p_version_id);
     PERFORM charter._check_payload(v_input, 'The run input');
     PERFORM charter._check_priority(p_priority);

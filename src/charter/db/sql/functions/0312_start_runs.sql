@@ -30,7 +30,7 @@ DECLARE
     v_first_delays  integer[];
     v_first_prios   smallint[];
 BEGIN
-    PERFORM charter._check_org_id(p_org_id);
+    PERFORM charter._acting_org(p_org_id);  -- ORG_MISMATCH when the transaction set another charter.org_id
     IF jsonb_typeof(p_inputs) IS DISTINCT FROM 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH008',
             MESSAGE = 'start_runs takes a JSON array of inputs, one per run',

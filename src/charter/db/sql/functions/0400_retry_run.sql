@@ -22,7 +22,7 @@ BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = v_org;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CH005',
-            MESSAGE = format('Run %L does not exist%s', p_run_id, ' in org ' || quote_literal(p_org_id)),
+            MESSAGE = format('Run %L does not exist%s', p_run_id, ' in org ' || quote_literal(v_org)),
             HINT = 'Check the run id (charter status RUN_ID, or list runs with the client).';
     END IF;
     IF v_run.status <> 'failed' THEN

@@ -1,6 +1,7 @@
 -- Runs, newest first, optionally of one flow and one status, a page at a time: p_after is
 -- the id of the last run of the previous page. An unknown status or cursor is refused.
--- p_org_id keeps to one org's runs (the HTTP API's and the dashboard's lists).
+-- p_org_id keeps to one org's runs (the HTTP API's and the dashboard's lists); a transaction
+-- that set charter.org_id lists that org's runs only (another org named is ORG_MISMATCH).
 CREATE OR REPLACE FUNCTION charter.list_runs(
     p_flow_slug text DEFAULT NULL,
     p_status text DEFAULT NULL,
@@ -16,6 +17,8 @@ SET search_path = ''
 AS $$
 DECLARE
     v_after charter.runs;
+    v_org   text := CASE WHEN p_org_id IS NOT NULL THEN charter._acting_org(p_org_id)
+                         ELSE nullif(current_setting('charter.org_id', true), '') END;
 BEGIN
     IF p_status IS NOT NULL AND p_status NOT IN ('running', 'completed', 'failed', 'cancelled') THEN
         RAISE EXCEPTION USING ERRCODE = 'CH022',
@@ -30,7 +33,7 @@ BEGIN
     IF p_after IS NOT NULL THEN
         -- Without an org (an operator's list), an id several orgs use is refused naming them.
         SELECT * INTO v_after FROM charter.runs AS r
-         WHERE r.id = p_after AND r.org_id = charter._run_org(p_after, p_org_id);
+         WHERE r.id = p_after AND r.org_id = charter._run_org(p_after, v_org);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH022',
                 MESSAGE = format('after=%L names no run', p_after),
@@ -40,7 +43,7 @@ BEGIN
     RETURN QUERY
     SELECT charter.get_run(r.id, r.org_id)
       FROM charter.runs AS r
-     WHERE (p_org_id IS NULL OR r.org_id = p_org_id)
+     WHERE (v_org IS NULL OR r.org_id = v_org)
        AND (p_flow_slug IS NULL OR r.workflow_slug = p_flow_slug)
        AND (p_status IS NULL OR r.status = p_status)
        AND (p_after IS NULL OR (r.created_at, r.id) < (v_after.created_at, v_after.id))

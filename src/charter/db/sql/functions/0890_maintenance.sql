@@ -7,6 +7,9 @@
 --     dropped whole — unless one still holds a row of a run not finished before the cutoff,
 --     or an outbox row not delivered (dead letters are kept until dropped), which is reported.
 -- One maintenance at a time (an advisory lock); returns a report.
+-- Only the schema's owner may keep less than the deduplication window (90 days: an
+-- idempotency key used inside it is still a duplicate); the worker role, which runs this
+-- hourly, is refused with PERMISSION_DENIED rather than let a setting forget keys early.
 CREATE OR REPLACE FUNCTION charter.run_maintenance(p_retention_days integer DEFAULT 90)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -28,6 +31,14 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = format('Retention must be at least 1 day, not %s', p_retention_days),
             HINT = 'The default keeps 90 days.';
+    END IF;
+    IF p_retention_days < 90 AND NOT (
+           SELECT pg_has_role(session_user, n.nspowner, 'MEMBER')
+             FROM pg_catalog.pg_namespace AS n WHERE n.nspname = 'charter') THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH085',
+            MESSAGE = format('Role %s may not keep %s days: retention below the 90-day deduplication window '
+                             'is for the owner of schema charter only', session_user, p_retention_days),
+            HINT = 'Keep 90 days or more (CHARTER_RETENTION_DAYS), or have the owner of schema charter run charter maintenance to keep fewer.';
     END IF;
     IF NOT pg_try_advisory_xact_lock(charter._lock_key('maintenance', 'retention')) THEN
         RETURN jsonb_build_object('skipped', 'another maintenance is running');

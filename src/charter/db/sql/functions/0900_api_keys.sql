@@ -2,7 +2,10 @@
 -- checked by the server on every request (authenticate_api_key, granted to charter_app).
 -- A key is 'chk_<id>_<secret>'; only sha256 of the whole key is stored. A platform key
 -- (p_platform, charter keys create --platform) acts as a service account and may also
--- publish contracts, which are the platform's rather than any org's.
+-- publish contracts, which are the platform's rather than any org's. A user's key is bound
+-- to the directory entry it was made for (directory_users.entry_id): it works while that
+-- entry is there, so removing the user ends it for good, even if a user of the same id is
+-- added again later.
 
 CREATE OR REPLACE FUNCTION charter.create_api_key(p_org_id text, p_actor text, p_label text DEFAULT NULL,
                                                   p_created_by text DEFAULT NULL,
@@ -16,6 +19,7 @@ DECLARE
     v_org    text := charter._acting_org(p_org_id);
     v_id     text := substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
     v_secret text;
+    v_entry  uuid;
 BEGIN
     IF p_actor IS NULL OR p_actor !~ '^(service:)?[A-Za-z0-9_.@-]{1,200}$' THEN
         RAISE EXCEPTION USING ERRCODE = 'CH063',
@@ -27,17 +31,20 @@ BEGIN
             MESSAGE = format('A platform key acts as a service account, not as %L', p_actor),
             HINT = 'Pass --actor service:NAME (or leave --actor out: service:platform).';
     END IF;
-    IF p_actor NOT LIKE 'service:%' AND NOT EXISTS (
-        SELECT 1 FROM charter.directory_users AS u WHERE u.org_id = v_org AND u.user_id = p_actor) THEN
+    IF p_actor NOT LIKE 'service:%' THEN
+        SELECT u.entry_id INTO v_entry FROM charter.directory_users AS u
+         WHERE u.org_id = v_org AND u.user_id = p_actor;
+    END IF;
+    IF p_actor NOT LIKE 'service:%' AND v_entry IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH063',
             MESSAGE = format('Org %s has no user %L in its directory', v_org, p_actor),
             HINT = 'Add the user first (client.directory.put_user), or make a key for service:NAME.';
     END IF;
     v_secret := 'chk_' || v_id || '_' || encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text
                                                                  || clock_timestamp()::text, 'UTF8')), 'hex');
-    INSERT INTO charter.api_keys (id, org_id, actor, label, secret_hash, created_by, platform)
+    INSERT INTO charter.api_keys (id, org_id, actor, label, secret_hash, created_by, platform, directory_entry)
     VALUES (v_id, v_org, p_actor, p_label, encode(sha256(convert_to(v_secret, 'UTF8')), 'hex'), p_created_by,
-            coalesce(p_platform, false));
+            coalesce(p_platform, false), v_entry);
     RETURN jsonb_build_object('id', v_id, 'orgId', v_org, 'actor', p_actor, 'label', p_label, 'key', v_secret,
                               'platform', coalesce(p_platform, false));
 END;
@@ -89,9 +96,10 @@ BEGIN
         RETURN NULL;
     END IF;
     IF v_key.actor NOT LIKE 'service:%' THEN
-        -- A user's key works while the user is in the org's directory.
+        -- A user's key works while the directory entry it was made for is there: not for
+        -- a user of the same id added again after a removal.
         SELECT u.roles INTO v_roles FROM charter.directory_users AS u
-         WHERE u.org_id = v_key.org_id AND u.user_id = v_key.actor;
+         WHERE u.org_id = v_key.org_id AND u.user_id = v_key.actor AND u.entry_id = v_key.directory_entry;
         IF NOT FOUND THEN
             RETURN NULL;
         END IF;
