@@ -813,3 +813,10 @@ class ApiKeyInvalidError(CharterError, ValueError, code="API_KEY_INVALID", sqlst
 
 class StuckForceFailedError(WorkflowRuntimeError, code="STUCK_FORCE_FAILED", sqlstate="CH064"):
     """An admin failed an instance the stuck detector found (``retry_run`` resumes it)."""
+
+
+class ArchiveDateInvalidError(
+    CharterError, ValueError, code="ARCHIVE_DATE_INVALID", sqlstate="CH120"
+):
+    """``charter maintenance --archive-before`` needs a past day as YYYY-MM-DD (no later than
+    today, UTC): months that ended on or before it are archived."""

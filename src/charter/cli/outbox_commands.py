@@ -1,10 +1,12 @@
 """`charter dlq list|show|retry|drop` (the side-effects dead letter queue) and
-`charter maintenance` (retention)."""
+`charter maintenance` (retention, and archiving old evidence with ``--archive-before``)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -13,7 +15,7 @@ from charter.cli.common import out, print_json, target
 from charter.cli.options import flag, option
 from charter.client import Client
 from charter.db import connection
-from charter.errors import ArgumentError
+from charter.errors import ArchiveDateInvalidError, ArgumentError
 from charter.settings import retention_days as default_retention_days
 from charter.store import Call, first_value, perform, single
 
@@ -42,10 +44,14 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
     maintenance = commands.add_parser(
         "maintenance",
-        help="retention: prune old receipts and delivered outbox rows, drop old partitions",
+        help="retention: forget finished flow runs and delivered outbox rows past the window "
+        "(a document's evidence is kept); --archive-before moves old evidence to the archive",
     )
     option(maintenance, "--retention-days", type=int, default=None,
            help="keep this many days (default $CHARTER_RETENTION_DAYS, else 90)")  # fmt: skip
+    option(maintenance, "--archive-before", metavar="YYYY-MM-DD", default=None,
+           help="then move the evidence partitions of months that ended on or before this day "
+                "to schema charter_archive (get_run, documents.history still read it)")  # fmt: skip
     flag(maintenance, "--json", help="print the report as JSON")
     maintenance.set_defaults(handler=maintenance_command)
 
@@ -103,29 +109,70 @@ def dlq_drop_command(
     return 0
 
 
-def maintenance_command(*, database_url: str | None, retention_days: int | None, json: bool) -> int:
+def maintenance_command(
+    *, database_url: str | None, retention_days: int | None, archive_before: str | None, json: bool
+) -> int:
     days = retention_days if retention_days is not None else default_retention_days()
     if days < 1:
         raise ArgumentError(f"--retention-days {days}: retention must be at least 1 day.")
+    before = None if archive_before is None else archive_date(archive_before)
     with connection.connect(target(database_url)) as conn:
         report = perform(
             conn, single(Call("run_maintenance", {"retention_days": days}, first_value))
         )
+        if before is not None:
+            report["archive"] = perform(
+                conn, single(Call("archive_evidence", {"before": before}, first_value))
+            )
     if json:
         print_json(report)
         return 0
     if "skipped" in report:
         out.print(f"maintenance skipped: {report['skipped']}")
-        return 0
-    receipts, rows = report["receiptsPruned"], report["deliveredRowsPruned"]
+    else:
+        _print_retention(days, report)
+    if "archive" in report:
+        _print_archive(report["archive"])
+    return 0
+
+
+def archive_date(text: str) -> datetime.date:
+    """The day of ``--archive-before``: an ISO date, YYYY-MM-DD."""
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise ArchiveDateInvalidError(
+            f"--archive-before {text!r} is not a date: write a past day as YYYY-MM-DD, "
+            "e.g. --archive-before 2025-01-01."
+        ) from None
+
+
+def _print_retention(days: int, report: dict[str, Any]) -> None:
+    receipts, rows, runs = (
+        report["receiptsPruned"],
+        report["deliveredRowsPruned"],
+        report["flowRunsForgotten"],
+    )
     out.print(
         f"retention {days} days (before {report['cutoff']}): "
+        f"{runs['runs']} finished flow runs forgotten ({runs['stepExecutions']} step executions); "
         f"{receipts['steps']} step receipts and {receipts['outbox']} outbox receipts pruned; "
         f"{rows['sideEffects']} delivered side effects and {rows['documentEvents']} applied "
-        "document events pruned"
+        "document events pruned; documents' evidence kept"
     )
     for name in report["partitionsDropped"]:
         out.print(f"dropped partition {name}")
     for kept in report["partitionsKept"]:
         out.print(f"kept partition {kept['partition']}: {kept['reason']}")
-    return 0
+
+
+def _print_archive(report: dict[str, Any]) -> None:
+    if "skipped" in report:
+        out.print(f"archive skipped: {report['skipped']}")
+        return
+    archived = report["partitionsArchived"]
+    out.print(f"archive before {report['archiveBefore']}: {len(archived)} partitions archived")
+    for name in archived:
+        out.print(f"archived partition {name}")
+    for kept in report["partitionsKept"]:
+        out.print(f"not archived {kept['partition']}: {kept['reason']}")

@@ -376,6 +376,9 @@ SELECT charter.deliver_in_app(%(effect_id)s, %(worker_id)s, %(org_id)s);
 -- name: run_maintenance
 SELECT charter.run_maintenance(%(retention_days)s);
 
+-- name: archive_evidence
+SELECT charter.archive_evidence(%(before)s);
+
 -- name: enqueue_webhook
 SELECT charter.enqueue_webhook(%(org_id)s, %(url)s, %(body)s::jsonb, %(method)s, %(headers)s::jsonb,
                                %(idempotency_key)s, %(max_attempts)s);

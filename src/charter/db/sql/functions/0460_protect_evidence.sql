@@ -1,3 +1,13 @@
+-- Whether a run is a document's instance (whose evidence retention never deletes).
+CREATE OR REPLACE FUNCTION charter._is_instance(p_run_id text, p_org_id text)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = p_run_id AND i.org_id = p_org_id);
+$$;
+
 -- Trigger function: append-only facts — step_executions and step_receipts (WF-09), document
 -- versions, the audit trail and outbox receipts. Only delete_flow_and_data() may remove
 -- the evidence of a flow, with the rest of it.
@@ -10,9 +20,17 @@ BEGIN
     IF TG_OP = 'DELETE' AND coalesce(current_setting('charter.deleting_flow', true), '') <> '' THEN
         RETURN OLD;
     END IF;
-    -- Retention (run_maintenance) forgets receipts older than its window, and only those.
+    -- Retention (run_maintenance) forgets receipts older than its window, and only those:
+    -- never a document instance's step receipts (a document's evidence is kept for good).
     IF TG_OP = 'DELETE' AND TG_TABLE_NAME IN ('step_receipts', 'outbox_receipts')
        AND coalesce(current_setting('charter.retention', true), '') = 'on' THEN
+        IF TG_TABLE_NAME = 'step_receipts' THEN  -- (OLD has no run_id in outbox_receipts)
+            IF charter._is_instance(OLD.run_id, OLD.org_id) THEN
+                RAISE EXCEPTION USING ERRCODE = 'CH002',
+                    MESSAGE = format('charter.step_receipts: the receipts of document instance %s are evidence, kept for good', OLD.run_id),
+                    HINT = 'Retention forgets flow runs only; archive old document evidence with charter maintenance --archive-before.';
+            END IF;
+        END IF;
         RETURN OLD;
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'CH002',

@@ -7,6 +7,9 @@ REVOKE ALL ON SCHEMA charter FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA charter FROM PUBLIC, charter_worker, charter_app;
+-- Archived evidence (archive_evidence) is read through its parents in schema charter only.
+REVOKE ALL ON SCHEMA charter_archive FROM PUBLIC, charter_worker, charter_app;
+REVOKE ALL ON ALL TABLES IN SCHEMA charter_archive FROM PUBLIC, charter_worker, charter_app;
 
 GRANT USAGE ON SCHEMA charter TO charter_worker, charter_app;
 
