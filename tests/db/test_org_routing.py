@@ -25,7 +25,7 @@ ORG_WIDE = {
     "list_workers": "an operator's list of workers and what they hold",
     "flow_summary": "a flow's runs in every org, before an operator deletes it",
     "delete_flow_and_data": "an operator deletes a flow with its runs in every org",
-    "run_maintenance": "retention sweeps every org",
+    "_expired_flow_runs": "the finished flow runs retention forgets, in every org",
 }
 
 # Callers that name a row by its id alone (an operator, a test, an old client): the org is

@@ -145,6 +145,9 @@ def commands(draw: st.DrawFn) -> list[str]:
             return ["dlq", "list", "--limit", draw(numbers), *org]
         ids = draw(st.lists(numbers, min_size=1, max_size=3))
         return ["dlq", action, *(ids[:1] if action == "show" else ids), *org]
+    if draw(st.booleans()):
+        day = st.sampled_from(["2025-13-01", "2999-01-01", "0001-01-01", "2025-1-1", "", "-1"])
+        return ["maintenance", "--archive-before", draw(st.one_of(day, cli_text))]
     return ["maintenance", "--retention-days", draw(numbers)]
 
 

@@ -39,6 +39,8 @@ FORBIDDEN = [
     "SELECT charter._fail_run('x', 'default', 'y', '{}')",
     "SELECT charter.rebuild_run_projection('x')",
     "CREATE TABLE charter.mine (id int)",
+    "SELECT charter.archive_evidence('2001-01-01')",
+    "CREATE TABLE charter_archive.mine (id int)",
 ]
 
 

@@ -1,5 +1,7 @@
 """Retention inside ``charter worker``: ``charter.run_maintenance`` once an interval (hourly
-by default; one worker at a time, the others find it running and skip)."""
+by default; one worker at a time, the others find it running and skip). It forgets finished
+flow runs and delivered outbox rows past the window; a document's evidence is kept for good
+(archiving it is the owner's ``charter maintenance --archive-before``)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,10 @@ class Maintenance:
             Call("run_maintenance", {"retention_days": self.retention_days}, first_value)
         )
         self.last_report = report
-        if report.get("partitionsDropped") or any(report.get("receiptsPruned", {}).values()):
+        if (
+            report.get("partitionsDropped")
+            or any(report.get("receiptsPruned", {}).values())
+            or any(report.get("flowRunsForgotten", {}).values())
+        ):
             log.info("maintenance: %s", report)
         return report
