@@ -92,6 +92,7 @@ The tree::
     ├── DeadLetterNotFoundError       DEAD_LETTER_NOT_FOUND (retry/drop of a non-dead letter)
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
     ├── ApiKeyInvalidError            API_KEY_INVALID (a key for an unknown actor)
+    ├── ArchiveDateInvalidError       ARCHIVE_DATE_INVALID (--archive-before: not a past day)
     ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
     │   ├── ContractPolicyMissingError    CONTRACT_POLICY_MISSING (a gate or action no policy
     │   │                                 grants, and no "*" default: nobody may pass it)
