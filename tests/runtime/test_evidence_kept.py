@@ -241,3 +241,15 @@ def test_archive_refuses_a_bad_date(db_url, capsys, day, says):
     assert main(["--database-url", db_url, "maintenance", "--archive-before", day]) == 1
     err = capsys.readouterr().err
     assert "ARCHIVE_DATE_INVALID" in err and says in err and "YYYY-MM-DD" in err
+
+
+def test_maintenance_says_what_it_kept_forgot_and_archived(db_url, sql, capsys):
+    sql("CREATE TABLE charter.step_executions_2001_03 PARTITION OF charter.step_executions"
+        " FOR VALUES FROM ('2001-03-01') TO ('2001-04-01')")  # fmt: skip
+    capsys.readouterr()
+    argv = ["--database-url", db_url, "maintenance", "--retention-days", "100000"]
+    assert main([*argv, "--archive-before", "2001-04-01"]) == 0
+    out = capsys.readouterr().out
+    assert "0 finished flow runs forgotten" in out and "documents' evidence kept" in out
+    assert "archive before 2001-04-01: 1 partition archived" in out
+    assert "archived partition charter_archive.step_executions_2001_03" in out

@@ -171,7 +171,8 @@ def _print_archive(report: dict[str, Any]) -> None:
         out.print(f"archive skipped: {report['skipped']}")
         return
     archived = report["partitionsArchived"]
-    out.print(f"archive before {report['archiveBefore']}: {len(archived)} partitions archived")
+    many = "partition" if len(archived) == 1 else "partitions"
+    out.print(f"archive before {report['archiveBefore']}: {len(archived)} {many} archived")
     for name in archived:
         out.print(f"archived partition {name}")
     for kept in report["partitionsKept"]:
