@@ -51,6 +51,8 @@ AS $$
 DECLARE
     v_cutoff     timestamptz;
     v_runs       bigint;
+    v_expired_ids  text[];
+    v_expired_orgs text[];
     v_rows       bigint;
     v_steps      bigint;
     v_outbox     bigint;
@@ -128,23 +130,27 @@ BEGIN
 
     -- Then expired flow runs row by row, wherever their rows are (a kept partition, the
     -- default one, the archive). The evidence triggers refuse any row of a document instance.
+    -- The runs are looked up once: each delete below reads the same list.
+    SELECT coalesce(array_agg(x.run_id), '{}'), coalesce(array_agg(x.org_id), '{}')
+      INTO v_expired_ids, v_expired_orgs
+      FROM charter._expired_flow_runs(v_cutoff) AS x;
     DELETE FROM charter.step_executions AS e
      WHERE e.created_at < v_cutoff
-       AND (e.run_id, e.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+       AND (e.run_id, e.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     GET DIAGNOSTICS v_rows = ROW_COUNT;
     DELETE FROM charter.step_receipts AS r
-     WHERE (r.run_id, r.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (r.run_id, r.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     GET DIAGNOSTICS v_steps = ROW_COUNT;
     DELETE FROM charter.inbox AS b
-     WHERE (b.run_id, b.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (b.run_id, b.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     DELETE FROM charter.step_states AS s
-     WHERE (s.run_id, s.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (s.run_id, s.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     DELETE FROM charter.tasks AS t
-     WHERE (t.run_id, t.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (t.run_id, t.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     DELETE FROM charter.flow_event_waits AS f
-     WHERE (f.run_id, f.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (f.run_id, f.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     DELETE FROM charter.runs AS u
-     WHERE (u.id, u.org_id) IN (SELECT x.run_id, x.org_id FROM charter._expired_flow_runs(v_cutoff) AS x);
+     WHERE (u.id, u.org_id) IN (SELECT x.run_id, x.org_id FROM unnest(v_expired_ids, v_expired_orgs) AS x (run_id, org_id));
     GET DIAGNOSTICS v_runs = ROW_COUNT;
 
     DELETE FROM charter.outbox_receipts AS r WHERE r.created_at < v_cutoff;
