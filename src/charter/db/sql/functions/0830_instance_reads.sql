@@ -81,7 +81,7 @@ BEGIN
         'runnable', v_pending AND v_instance.status <> 'paused' OR v_instance.status = 'running' AND (
                EXISTS (SELECT 1 FROM charter.step_states AS s WHERE s.run_id = v_instance.id AND s.org_id = v_instance.org_id AND s.status = 'ready')
             OR EXISTS (SELECT 1 FROM charter.instance_waits AS w
-                        WHERE w.run_id = v_instance.id AND w.org_id = v_instance.org_id AND (w.kind = 'handler' OR w.due_at <= charter._now()))
+                        WHERE w.run_id = v_instance.id AND w.org_id = v_instance.org_id AND (w.kind = 'handler' OR w.due_at <= charter._now(v_instance.org_id)))
             -- An effect a worker is sending, or will send now (not one waiting to retry).
             OR EXISTS (SELECT 1 FROM charter.side_effects AS x
                         WHERE x.run_id = v_instance.id AND x.org_id = v_instance.org_id
