@@ -190,9 +190,7 @@ class Client:
     @property
     def test_clock(self) -> TestClock:
         """charter's clock, moved forward in development mode (tests, demos)."""
-        return TestClock(
-            self.store, detect_mode(self.target) == "development", self._state.org_id
-        )
+        return TestClock(self.store, detect_mode(self.target) == "development", self._state.org_id)
 
     def start(
         self,

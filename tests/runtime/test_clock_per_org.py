@@ -57,9 +57,7 @@ def orgs(db_url, monkeypatch):
             globex.test_clock.reset()
 
 
-def test_moving_one_orgs_clock_fires_its_timer_and_escalation_and_not_anothers(
-    orgs, db_url, sql
-):
+def test_moving_one_orgs_clock_fires_its_timer_and_escalation_and_not_anothers(orgs, db_url, sql):
     acme, globex = orgs
     with running_worker(db_url, poll_interval=0.05):  # takes both to their timers
         _waiting_for(acme, "acme", "timer", sql)

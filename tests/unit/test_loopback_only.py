@@ -50,9 +50,7 @@ def test_the_scan_finds_what_leaves_the_machine():
     ]
     assert destinations("send to ann@example.com or bob@localhost") == ["example.com"]
     assert destinations('"url": "https://{entity.site}/hooks"') == ["{entity.site}"]
-    assert destinations("smtp://u:p@mail.example.org:587?from=x@localhost") == [
-        "mail.example.org"
-    ]
+    assert destinations("smtp://u:p@mail.example.org:587?from=x@localhost") == ["mail.example.org"]
     assert destinations("http://[::1]:9/x http://localhost/x") == []
 
 
