@@ -1,7 +1,8 @@
 """WF-15: an instance's projection is rebuilt whole from its evidence. At five points of a
 real instance's life (parallel tokens, a pending join, an approval outstanding, paused,
 finished), each projected column is damaged in turn, for the instance and for every one of
-its readiness rows; health.rebuild then puts back exactly the live projection."""
+its readiness rows; health.rebuild then puts back exactly the live projection. The same
+holds across the use cases and after every step of random sequences (hypothesis)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from . import definitions as defs
 
@@ -179,3 +182,39 @@ def test_the_rebuild_restores_instances_of_every_use_case(acme, engine, db_url, 
         assert acme.health.rebuild(run) is True
         assert snapshot(sql, run) == live, f"instance {run}"
     assert max(epochs) > 1  # the rejection started a new round
+
+
+# What may happen to an instance of the split workflow, in any order (a step that does not
+# apply at that point changes nothing: an event nobody waits for is kept, a decision comes
+# only when the approval is outstanding).
+STEPS = ["event a", "event b", "pause and resume", "approve", "edit", "cancel"]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=6))
+def test_after_any_sequence_the_rebuild_is_the_live_projection(split, engine, db_url, sql, steps):
+    acme, docs = split, split.documents
+    doc = docs.create("job", {"n": len(steps)}, actor="sales")
+    docs.transition(doc.id, "open", actor="sales")
+    run = docs.wait(doc.id, timeout=20).workflow.run_id
+    for step in steps:
+        current = docs.get(doc.id)
+        if current.workflow is None or current.workflow.status not in ("running", "paused"):
+            break
+        if step.startswith("event"):
+            acme.events.send(f"{step[-1]}:{len(steps)}", {"step": step}, document_id=doc.id)
+        elif step == "pause and resume":
+            docs.pause(doc.id, actor="boss")
+            check_rebuild(db_url, sql, acme, run, f"{steps}: paused")
+            docs.resume(doc.id, actor="boss")
+        elif step == "approve":
+            for request in acme.approvals.inbox("boss"):
+                if request.document_id == doc.id:
+                    acme.approvals.decide(request.id, "approved", actor="boss",
+                                          entity_version=request.entity_version)  # fmt: skip
+        elif step == "edit":
+            docs.update(doc.id, {"n": len(steps)}, actor="sales")
+        else:
+            acme.cancel(run, actor="boss", reason="enough")
+        docs.wait(doc.id, timeout=20)
+        check_rebuild(db_url, sql, acme, run, f"{steps}: after {step}")
