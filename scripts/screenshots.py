@@ -44,8 +44,8 @@ def main() -> int:
         for contract, definition in USE_CASES.values():
             client.definitions.publish(contract)
             client.definitions.publish(contract, definition)
-        client.directory.put_user("clerk", roles=["ap_clerk"], email="clerk@example.com")
-        client.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@example.com")
+        client.directory.put_user("clerk", roles=["ap_clerk"], email="clerk@localhost")
+        client.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@localhost")
         client.directory.put_org({"trusted_vendors": ["v-trusted"]})
         with psycopg.connect(url, autocommit=True) as conn:
             key = perform(conn, create_api_key("acme", "clerk2", "screenshots", "script")).key

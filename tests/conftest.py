@@ -30,6 +30,10 @@ TEST_DB_PREFIX = "charter_t_"
 # Webhooks never reach loopback unless allowed: the tests' receivers listen on 127.0.0.1,
 # so the session (and the workers it starts in other processes) allows it explicitly.
 os.environ.setdefault("CHARTER_WEBHOOK_ALLOW", "127.0.0.1/32,::1/128")
+# Mail and SMS go to the servers the tests start on 127.0.0.1 (the mail and sms fixtures),
+# never to one the environment names.
+for _channel in ("CHARTER_SMTP_URL", "CHARTER_SMS_URL"):
+    os.environ.pop(_channel, None)
 
 
 def server_admin_url() -> str:

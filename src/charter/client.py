@@ -190,7 +190,7 @@ class Client:
     @property
     def test_clock(self) -> TestClock:
         """charter's clock, moved forward in development mode (tests, demos)."""
-        return TestClock(self.store, detect_mode(self.target) == "development")
+        return TestClock(self.store, detect_mode(self.target) == "development", self._state.org_id)
 
     def start(
         self,
@@ -371,7 +371,9 @@ class AsyncClient:
 
     @property
     def test_clock(self) -> AsyncTestClock:
-        return AsyncTestClock(self.store, detect_mode(self.target) == "development")
+        return AsyncTestClock(
+            self.store, detect_mode(self.target) == "development", self._state.org_id
+        )
 
     async def start(
         self,

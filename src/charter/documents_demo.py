@@ -6,23 +6,34 @@ them: invoices (the fast lane approves, posts and locks small ones from trusted 
 large ones wait for an approver), sales orders (an ANY join; low credit waits for a payment
 event, which then arrives), shipments (proof of delivery arrives, or 72 hours pass on the
 test clock and the escalation email goes out) and royalty periods (30 days on the test
-clock, then an action, a condition and a webhook). Unless ``CHARTER_SMTP_URL`` names a mail
-server, the emails go to a local one the demo starts (aiosmtpd) and are counted. Prints
-where every document ended and one instance's path per use case.
+clock, then an action, a condition and a webhook). Prints where every document ended and one
+instance's path per use case.
+
+The demo stays in its lane: it runs in an org of its own (``demo-<random>``), its two
+workers serve that org only, the test clock it moves is that org's, its emails go to an SMTP
+server it starts on 127.0.0.1 (aiosmtpd) and its webhooks to an HTTP receiver it starts on
+127.0.0.1, both counted. Nothing it does contacts another machine. At the end it cancels
+what is still pending in its org (waits, approval requests, deliveries), so no other worker
+picks any of it up, and says what it left: the org's documents and their evidence, which
+charter never deletes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
+import re
 import socket
+import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from aiosmtpd.controller import Controller
@@ -35,6 +46,7 @@ from charter.db.connection import DatabaseTarget
 from charter.documents import Document
 from charter.engine.mode import detect_mode
 from charter.usecases import USE_CASES
+from charter.worker.channels.destinations import ALLOW_VARIABLE
 from charter.worker.runner import Worker, WorkerSettings
 
 _ENTITY = {"A": "ap_invoice", "B": "sales_order", "D": "shipment", "E": "royalty_period"}
@@ -45,16 +57,20 @@ def run_documents_demo(target: DatabaseTarget, console: Console, *, documents: i
 
 
 async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
-    logging.getLogger("charter.worker").setLevel(logging.ERROR)
+    for name in ("charter.worker", "mail.log", "httpx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     development = detect_mode(target) == "development"
     org = f"demo-{uuid.uuid4().hex[:8]}"
     # The embedded default is resolved again (not by its URL), so the client knows it is
     # development and may move the test clock.
     url = None if target.embedded is not None else target.url
+    receiver = _Receiver()
+    stack = contextlib.ExitStack()
+    stack.callback(receiver.close)
     async with AsyncClient(url, org_id=org) as client:
         for contract, definition in USE_CASES.values():
             await client.definitions.publish(contract)
-            await client.definitions.publish(contract, definition)
+            await client.definitions.publish(contract, _sent_to(definition, receiver.url))
         for user, roles in (
             ("clerk", ["ap_clerk"]),
             ("reviewer", ["ap_clerk"]),  # approves what the clerk submits
@@ -62,22 +78,22 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
             ("warehouse", ["warehouse"]),
             ("boss", ["logistics_manager", "franchise_ops"]),
         ):
-            await client.directory.put_user(user, roles=roles, email=f"{user}@example.com")
+            await client.directory.put_user(user, roles=roles, email=f"{user}@localhost")
         await client.directory.put_org({"trusted_vendors": ["v-trusted"]})
         console.print(
             f"database: {target.display} ({target.source}); org {org}: use cases "
             f"{', '.join(USE_CASES)} published; {count} documents each"
         )
-        settings = WorkerSettings(poll_interval=0.05)
+        settings = WorkerSettings(poll_interval=0.05, orgs=(org,))  # its own org only
         mail = _MailSink()
-        stack = contextlib.ExitStack()
-        if not os.environ.get("CHARTER_SMTP_URL"):
-            url = stack.enter_context(_local_smtp(mail))
-            console.print(f"emails go to a local SMTP server: {url}")
+        smtp = stack.enter_context(_local_smtp(mail))
+        stack.enter_context(_environment(ALLOW_VARIABLE, "127.0.0.1/32"))  # its receiver
+        console.print(f"emails go to a local SMTP server ({smtp}), webhooks to {receiver.url}")
         workers = [Worker([], target, settings, worker_id=f"{org}-{n}") for n in range(2)]
         serving = [asyncio.create_task(w.serve()) for w in workers]
         started = time.monotonic()
         moved = False
+        ids: dict[str, list[str]] = {}
         try:
             ids = await _create(client, count)
             await _settle(client, ids, console, "documents settled")
@@ -88,6 +104,15 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
             else:
                 console.print("production database: the test clock stays put, so timers wait")
             await _settle(client, ids, console, "after events and 31 days")
+            elapsed = time.monotonic() - started
+            finals = {case: [await client.documents.get(i) for i in ids[case]] for case in ids}
+            _print_outcomes(console, finals, elapsed)
+            if mail.received:
+                console.print(f"{mail.received} emails delivered (escalations to the manager)")
+            if receiver.received:
+                console.print(f"{receiver.received} webhooks received (royalty statements)")
+            for case, docs in finals.items():
+                await _print_path(console, client, case, docs[0])
         finally:
             if moved:
                 await client.test_clock.reset()
@@ -95,13 +120,7 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
                 worker.stop()
             await asyncio.gather(*serving)
             stack.close()
-        elapsed = time.monotonic() - started
-        finals = {case: [await client.documents.get(i) for i in ids[case]] for case in ids}
-        _print_outcomes(console, finals, elapsed)
-        if mail.received:
-            console.print(f"{mail.received} emails delivered (escalations to the manager)")
-        for case, docs in finals.items():
-            await _print_path(console, client, case, docs[0])
+            await _clean_up(client, org, ids, console)
     expected = _expected(count, development)
     got = {case: Counter(_where(d) for d in docs) for case, docs in finals.items()}
     if got != expected:
@@ -166,6 +185,76 @@ def _where(document: Document) -> str:
     return f"{document.state}, waiting for {kinds}"
 
 
+def _sent_to(definition: dict[str, Any], base: str) -> dict[str, Any]:
+    """The org definition with its webhooks sent to ``base`` (the demo's own receiver)."""
+    copied = copy.deepcopy(definition)
+    for slot in copied.get("slots", {}).values():
+        for node in slot.get("nodes", []):
+            if node.get("type") == "webhook_out":
+                node["config"]["url"] = re.sub(r"^https?://[^/]*", base, node["config"]["url"])
+    return copied
+
+
+async def _clean_up(
+    client: AsyncClient, org: str, ids: dict[str, list[str]], console: Console
+) -> None:
+    """Cancels what is still pending in the demo's org, so that no other worker fires its
+    timers, escalates its approvals or sends its deliveries, then says what is left."""
+    every = [doc_id for case in ids.values() for doc_id in case]
+    cancelled = 0
+    for doc_id in every:
+        workflow = (await client.documents.get(doc_id)).workflow
+        if workflow is not None and workflow.run_id and workflow.status in ("running", "paused"):
+            await client.cancel(workflow.run_id, actor="system", reason="the documents demo ended")
+            cancelled += 1
+    console.print(
+        f"left in the database: org {org} with {len(every)} documents and their evidence "
+        f"(charter never deletes evidence); {cancelled} unfinished instances cancelled, so "
+        "nothing of the demo is pending for any worker"
+    )
+
+
+class _Receiver:
+    """An HTTP receiver on 127.0.0.1 that accepts every webhook and counts them."""
+
+    def __init__(self) -> None:
+        self.received = 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.received += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 class _MailSink:
     """Counts what the local SMTP server received."""
 
@@ -183,12 +272,11 @@ def _local_smtp(sink: _MailSink) -> Iterator[str]:
         port = probe.getsockname()[1]
     controller = Controller(sink, hostname="127.0.0.1", port=port)
     controller.start()
-    url = f"smtp://127.0.0.1:{port}?from=demo@charter.local&starttls=off"
-    os.environ["CHARTER_SMTP_URL"] = url  # read by the workers' side-effects loop
+    url = f"smtp://127.0.0.1:{port}?from=demo@localhost&starttls=off"
     try:
-        yield url
+        with _environment("CHARTER_SMTP_URL", url):  # read by the workers' side-effects loop
+            yield url
     finally:
-        del os.environ["CHARTER_SMTP_URL"]
         controller.stop()
 
 
@@ -206,7 +294,7 @@ def _expected(count: int, development: bool) -> dict[str, Counter[str]]:
             }
         ),
         "E": Counter(
-            {"open, waiting for approval": fifths, "open, waiting for delivery": count - fifths}
+            {"open, waiting for approval": fifths, "closed (completed)": count - fifths}
             if development
             else {"open, waiting for timer": count}
         ),

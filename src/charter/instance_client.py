@@ -117,33 +117,34 @@ class AsyncRules:
 
 
 class TestClock:
-    """charter's notion of now for timers and timeouts, moved forward in tests and demos
-    (development mode only): a 72-hour timeout is testable in a second."""
+    """The org's notion of now for timers, timeouts, escalations and schedules, moved forward
+    in tests and demos (development mode only): a 72-hour timeout is testable in a second.
+    Each org has its own clock: moving this one moves no other org's time."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, store: Store, development: bool) -> None:
-        self._store, self._development = store, development
+    def __init__(self, store: Store, development: bool, org_id: str) -> None:
+        self._store, self._development, self._org = store, development, org_id
 
     def advance(self, by: timedelta | float) -> datetime:
-        """Move now forward by ``by`` (a timedelta or seconds); returns the new now."""
-        return self._store.perform(ops.advance_clock(by, self._development))
+        """Move the org's now forward by ``by`` (a timedelta or seconds); returns it."""
+        return self._store.perform(ops.advance_clock(self._org, by, self._development))
 
     def reset(self) -> datetime:
-        return self._store.perform(ops.reset_clock(self._development))
+        return self._store.perform(ops.reset_clock(self._org, self._development))
 
 
 class AsyncTestClock:
     __test__ = False
 
-    def __init__(self, store: AsyncStore, development: bool) -> None:
-        self._store, self._development = store, development
+    def __init__(self, store: AsyncStore, development: bool, org_id: str) -> None:
+        self._store, self._development, self._org = store, development, org_id
 
     async def advance(self, by: timedelta | float) -> datetime:
-        return await self._store.perform(ops.advance_clock(by, self._development))
+        return await self._store.perform(ops.advance_clock(self._org, by, self._development))
 
     async def reset(self) -> datetime:
-        return await self._store.perform(ops.reset_clock(self._development))
+        return await self._store.perform(ops.reset_clock(self._org, self._development))
 
 
 class Schedules:

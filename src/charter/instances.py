@@ -127,7 +127,8 @@ def get_rule(org_id: str, rule_id: str, version: int | None) -> Operation[Rule]:
 # -- the test clock ------------------------------------------------------------------------
 
 
-def advance_clock(by: timedelta | float, development: bool) -> Operation[datetime]:
+def advance_clock(org_id: str, by: timedelta | float, development: bool) -> Operation[datetime]:
+    """Moves the org's test clock forward; other orgs' time does not move."""
     if not development:
         raise ProductionClockError(
             "The test clock moves only in development mode; this client talks to a production "
@@ -137,17 +138,20 @@ def advance_clock(by: timedelta | float, development: bool) -> Operation[datetim
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise ArgumentError(f"the test clock moves forward by seconds >= 0, not {by!r}")
     rows = yield Call(
-        "advance_test_clock", {"by": f"{float(seconds)} seconds"}, list, retry_safe=False
+        "advance_test_clock",
+        {"org_id": org_id, "by": f"{float(seconds)} seconds"},
+        list,
+        retry_safe=False,
     )
     return rows[0][1]  # type: ignore[no-any-return]
 
 
-def reset_clock(development: bool) -> Operation[datetime]:
+def reset_clock(org_id: str, development: bool) -> Operation[datetime]:
     if not development:
         raise ProductionClockError(
             "The test clock moves only in development mode. Set CHARTER_MODE=development."
         )
-    rows = yield Call("reset_test_clock", {}, list)
+    rows = yield Call("reset_test_clock", {"org_id": org_id}, list)
     return rows[0][1]  # type: ignore[no-any-return]
 
 

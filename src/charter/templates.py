@@ -325,7 +325,7 @@ def _amendment_loop() -> Template:
                             "notification",
                             {
                                 "channel": "email",
-                                "to": "approvers@example.com",
+                                "to": "approvers@localhost",
                                 "subject": "Invoice {entity.vendor_id} was amended",
                                 "body": "The invoice now totals {entity.grand_total} "
                                 "{entity.currency}; "
@@ -382,7 +382,7 @@ def _fast_track() -> Template:
                             "notify_vendor",
                             "webhook_out",
                             {
-                                "url": "https://erp.example.com/hooks/invoice/{entity.vendor_id}",
+                                "url": "http://127.0.0.1:8080/hooks/invoice/{entity.vendor_id}",
                                 "payloadTemplate": {"total": "entity.grand_total"},
                             },
                         ),

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# Where use case E sends its statements: a receiver on this machine (the documents demo
+# starts one and points the webhook at it). charter's demos, tests and templates contact
+# nothing outside the machine.
+STATEMENT_PORTAL = "http://127.0.0.1:8080"
+
 
 def _node(slot: str, local: str, node_type: str, **config: Any) -> dict[str, Any]:
     return {"id": f"usr:{slot}:{local}", "type": node_type, "config": config}
@@ -399,7 +404,7 @@ def royalty_org() -> dict[str, Any]:
                         slot,
                         "send_statement",
                         "webhook_out",
-                        url="https://portal.example.com/franchisees/{entity.franchisee}/statements",
+                        url=STATEMENT_PORTAL + "/franchisees/{entity.franchisee}/statements",
                         payloadTemplate={
                             "franchisee": "entity.franchisee",
                             "sales": "entity.sales",

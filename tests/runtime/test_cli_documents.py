@@ -78,14 +78,28 @@ def test_schedules_list(acme, db_url):
     assert gone.returncode == 0 and acme.schedules.list() == []
 
 
-def test_demo_documents_runs_the_use_cases_end_to_end(db_url):
-    done = run_charter(
-        "demo", "documents", "--documents", "6", env=_env(db_url, CHARTER_MODE="development")
-    )
+def test_demo_documents_runs_the_use_cases_end_to_end(db_url, sql):
+    # A mail server the demo must not use: its mail goes to the one it starts itself.
+    env = _env(db_url, CHARTER_MODE="development", CHARTER_SMTP_URL="smtp://127.0.0.1:9")
+    done = run_charter("demo", "documents", "--documents", "6", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "active (completed)" in done.stdout
     assert "confirmed (completed)" in done.stdout
     assert "delivered (completed)" in done.stdout
+    assert "closed (completed)" in done.stdout  # its statements reached its own receiver
+    assert "4 webhooks received" in done.stdout
+    # Its own org, and nothing of it left pending for another worker or another org's clock.
+    [(org,)] = sql("SELECT DISTINCT org_id FROM charter.documents WHERE org_id LIKE 'demo-%%'")
+    assert f"left in the database: org {org} with 24 documents" in done.stdout
+    assert sql("SELECT count(*) FROM charter.workflow_instances WHERE org_id = %s "
+               "AND status IN ('running', 'paused')", org) == [(0,)]  # fmt: skip
+    assert sql("SELECT count(*) FROM charter.instance_waits WHERE org_id = %s", org) == [(0,)]
+    assert sql("SELECT count(*) FROM charter.side_effects WHERE org_id = %s "
+               "AND status IN ('pending', 'processing', 'failed')", org) == [(0,)]  # fmt: skip
+    assert sql("SELECT count(*) FROM charter.test_clock") == [(0,)]
+    urls = sql("SELECT DISTINCT request->>'url' FROM charter.side_effects WHERE org_id = %s "
+               "AND request ? 'url'", org)  # fmt: skip
+    assert urls and all(url.startswith("http://127.0.0.1:") for (url,) in urls)
 
 
 def test_a_worker_without_a_module_runs_the_documents_engine(acme, db_url):

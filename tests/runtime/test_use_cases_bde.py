@@ -116,7 +116,7 @@ def test_e_a_timer_then_an_action_a_condition_and_a_webhook(acme, engine, sql):
         "SELECT request FROM charter.side_effects WHERE run_id = %s", clean_now.workflow.run_id
     )
     assert request == {
-        "url": "https://portal.example.com/franchisees/F-9/statements",
+        "url": "http://127.0.0.1:8080/franchisees/F-9/statements",
         "method": "POST",
         "headers": {},
         "body": {"franchisee": "F-9", "sales": 1200},

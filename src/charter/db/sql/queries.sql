@@ -299,10 +299,10 @@ SELECT charter.put_rule(%(org_id)s, %(rule_id)s, %(expression)s, %(ast)s::jsonb,
 SELECT charter.get_rule(%(org_id)s, %(rule_id)s, %(version)s);
 
 -- name: advance_test_clock
-SELECT set_config('charter.mode', 'development', true), charter.advance_test_clock(%(by)s::interval);
+SELECT set_config('charter.mode', 'development', true), charter.advance_test_clock(%(org_id)s, %(by)s::interval);
 
 -- name: reset_test_clock
-SELECT set_config('charter.mode', 'development', true), charter.reset_test_clock();
+SELECT set_config('charter.mode', 'development', true), charter.reset_test_clock(%(org_id)s);
 
 -- name: claim_action_tasks
 SELECT charter.claim_action_tasks(%(worker_id)s, %(action_types)s::text[], %(limit)s, %(lease_seconds)s);

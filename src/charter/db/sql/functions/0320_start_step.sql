@@ -113,7 +113,7 @@ BEGIN
          WHERE (e.org_id, e.event_id) = (
                SELECT b.org_id, b.event_id FROM charter.inbound_events AS b
                 WHERE b.org_id = v_run.org_id AND b.event_key = v_key AND b.consumed_at IS NULL
-                  AND b.expires_at > charter._now()
+                  AND b.expires_at > charter._now(v_run.org_id)
                   AND b.document_id IS NULL  -- one sent for a document is that document's
                 ORDER BY b.created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING * INTO v_event;

@@ -104,7 +104,7 @@ BEGIN
             'context', p_instance.context || jsonb_build_object(
                 'state', p_document.state, 'version', p_document.version, 'documentId', p_document.id,
                 'entityType', p_document.entity_type),
-            'now', to_jsonb(to_char(charter._now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')))
+            'now', to_jsonb(to_char(charter._now(p_instance.org_id) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')))
     );
 END;
 $$;

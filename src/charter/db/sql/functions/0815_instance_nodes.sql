@@ -290,7 +290,7 @@ BEGIN
         END IF;
     WHEN 'wait_timer' THEN
         IF v_config ? 'duration' THEN
-            v_due := charter._now() + (v_config->>'duration')::interval;
+            v_due := charter._now(p_instance.org_id) + (v_config->>'duration')::interval;
             v_audit := NULL;
         ELSE
             v_audit := charter.eval_expr(v_config->'until', v_vars);
@@ -313,7 +313,7 @@ BEGIN
         -- being written would see no wait, and this wait no event, and both would stay.
         PERFORM pg_advisory_xact_lock(charter._lock_key('event', p_instance.org_id || '/' || v_key_text));
         IF v_config ? 'timeout' THEN
-            v_due := charter._now() + (v_config->>'timeout')::interval;
+            v_due := charter._now(p_instance.org_id) + (v_config->>'timeout')::interval;
         END IF;
         PERFORM charter._wait(p_instance, p_node, v_type, v_state.token, 'event', v_key, v_key_text, v_due, v_due,
             jsonb_build_object('eventKey', v_key_text, 'timeoutAt', v_due));
@@ -322,7 +322,7 @@ BEGIN
         -- whose keys repeat its original's: it takes only events that name it.
         SELECT * INTO v_event FROM charter.inbound_events AS e
          WHERE e.org_id = p_instance.org_id AND e.event_key = v_key_text AND e.consumed_at IS NULL
-           AND e.expires_at > charter._now()
+           AND e.expires_at > charter._now(p_instance.org_id)
            AND (e.document_id = p_document.id
                 OR (e.document_id IS NULL AND p_document.amended_from IS NULL))
          ORDER BY e.created_at LIMIT 1 FOR UPDATE SKIP LOCKED;

@@ -28,7 +28,7 @@ BEGIN
     FOR v_candidate IN SELECT w.run_id, w.node_id, w.org_id, i.org_id || '/' || i.document_id AS doc
                          FROM charter.instance_waits AS w
                          JOIN charter.workflow_instances AS i ON i.id = w.run_id AND i.org_id = w.org_id
-                        WHERE w.due_at <= charter._now() AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
+                        WHERE w.due_at <= charter._now_at_most() AND w.due_at <= charter._now(w.org_id) AND (w.kind <> 'handler' OR w.resume IS NOT NULL)
                           AND i.status = 'running'
                           AND (v_served IS NULL OR array_position(v_served, w.org_id) IS NOT NULL)
                         ORDER BY w.due_at LIMIT p_limit * 10 LOOP
@@ -36,7 +36,7 @@ BEGIN
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(charter._lock_key('document', v_candidate.doc));
         SELECT * INTO v_wait FROM charter.instance_waits AS w
          WHERE w.run_id = v_candidate.run_id AND w.org_id = v_candidate.org_id
-           AND w.node_id = v_candidate.node_id AND w.due_at <= charter._now()
+           AND w.node_id = v_candidate.node_id AND w.due_at <= charter._now(v_candidate.org_id)
          FOR UPDATE;
         CONTINUE WHEN NOT FOUND;  -- resumed or withdrawn meanwhile
         v_taken := v_taken + 1;
@@ -99,7 +99,7 @@ BEGIN
     CASE p_wait.kind
     WHEN 'timer' THEN
         v_chosen := charter._forward_edges(v_wf, p_wait.node_id);
-        v_output := jsonb_build_object('firedAt', charter._now(), 'dueAt', p_wait.detail->'until');
+        v_output := jsonb_build_object('firedAt', charter._now(v_instance.org_id), 'dueAt', p_wait.detail->'until');
     WHEN 'event' THEN
         IF v_resume ? 'event' THEN
             v_chosen := charter._forward_edges(v_wf, p_wait.node_id, 'timeout');
@@ -254,7 +254,7 @@ BEGIN
     -- it sees this event if we are first): see the wait_event node.
     PERFORM pg_advisory_xact_lock(charter._lock_key('event', v_org || '/' || p_key));
     INSERT INTO charter.inbound_events (org_id, event_id, event_key, payload, expires_at, document_id)
-    VALUES (v_org, v_id, p_key, p_payload, charter._now() + p_retention, p_document_id)
+    VALUES (v_org, v_id, p_key, p_payload, charter._now(v_org) + p_retention, p_document_id)
     ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('eventId', v_id, 'status', 'duplicate', 'matched', 0);

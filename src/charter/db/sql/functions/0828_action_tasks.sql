@@ -38,7 +38,7 @@ AS $$
     WITH claimed AS (
         SELECT w.run_id, w.node_id, w.org_id FROM charter.instance_waits AS w
          WHERE w.org_id = p_org AND w.kind = 'handler' AND w.resume IS NULL
-           AND w.due_at <= charter._now()
+           AND w.due_at <= charter._now(p_org)
            AND w.detail->>'actionType' = ANY (p_action_types)
            AND EXISTS (SELECT 1 FROM charter.workflow_instances AS i
                         WHERE i.id = w.run_id AND i.org_id = w.org_id AND i.status = 'running')
@@ -48,7 +48,7 @@ AS $$
     ), taken AS (
         UPDATE charter.instance_waits AS w
            SET worker_id = p_worker_id, attempts = w.attempts + 1,
-               due_at = charter._now() + make_interval(secs => p_lease_seconds)
+               due_at = charter._now(p_org) + make_interval(secs => p_lease_seconds)
           FROM claimed AS c WHERE w.run_id = c.run_id AND w.node_id = c.node_id AND w.org_id = c.org_id
         RETURNING w.*
     )
@@ -102,7 +102,7 @@ BEGIN
     IF p_error IS NOT NULL AND NOT p_permanent AND v_wait.attempts < p_max_attempts THEN
         UPDATE charter.instance_waits AS w
            SET worker_id = NULL, last_error = p_error->>'message',
-               due_at = charter._now() + make_interval(secs => least(300, power(2, w.attempts - 1)))
+               due_at = charter._now(v_instance.org_id) + make_interval(secs => least(300, power(2, w.attempts - 1)))
          WHERE w.run_id = p_run_id AND w.org_id = v_instance.org_id AND w.node_id = p_node_id;
         RETURN 'retry';
     END IF;

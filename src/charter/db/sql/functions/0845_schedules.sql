@@ -53,7 +53,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH050', MESSAGE = 'A schedule starts a flow or acts on documents',
             HINT = 'Pass flow= (and input=), or entity_type= and action=.';
     END IF;
-    v_next := charter._cron_next(p_cron, charter._now(), p_timezone);
+    v_next := charter._cron_next(p_cron, charter._now(v_org), p_timezone);
     INSERT INTO charter.schedules AS s (org_id, name, cron, timezone, target, missed, next_at)
     VALUES (v_org, p_name, p_cron, p_timezone, p_target, p_missed, v_next)
     ON CONFLICT (org_id, name) DO UPDATE
@@ -109,7 +109,7 @@ AS $$
 DECLARE
     v_due      record;
     v_schedule charter.schedules;
-    v_now      timestamptz := charter._now();
+    v_now      timestamptz;
     v_tick     timestamptz;
     v_ticks    timestamptz[];
     v_fired    integer := 0;
@@ -123,10 +123,11 @@ BEGIN
     -- LIMIT: pollers read the same due rows, and one that finds the first p_limit locked by
     -- another goes on to those after them (the loop reads as it goes and stops at p_limit).
     FOR v_due IN SELECT s.org_id, s.name FROM charter.schedules AS s
-                  WHERE s.next_at <= v_now
+                  WHERE s.next_at <= charter._now_at_most() AND s.next_at <= charter._now(s.org_id)
                     AND (v_served IS NULL OR array_position(v_served, s.org_id) IS NOT NULL)
                   ORDER BY s.next_at LOOP
         EXIT WHEN v_taken >= p_limit;
+        v_now := charter._now(v_due.org_id);  -- each org's schedules run on its own clock
         SELECT * INTO v_schedule FROM charter.schedules AS s
          WHERE s.org_id = v_due.org_id AND s.name = v_due.name AND s.next_at <= v_now
            FOR UPDATE SKIP LOCKED;

@@ -206,7 +206,7 @@ BEGIN
         UPDATE charter.instance_waits AS w
            SET detail = (w.detail - 'escalated')
                         || jsonb_build_object('requestId', v_next.id, 'stage', v_stage, 'approvers', to_jsonb(v_next.approvers)),
-               due_at = charter._now() + (w.detail->>'escalateAfter')::interval
+               due_at = charter._now(v_request.org_id) + (w.detail->>'escalateAfter')::interval
          WHERE w.run_id = v_request.run_id AND w.org_id = v_request.org_id AND w.node_id = v_request.node_id AND w.kind = 'approval';
         RETURN jsonb_build_object('decisionId', v_decision.id, 'requestId', p_request_id, 'decision', p_decision,
                                   'requestStatus', v_outcome, 'entityVersion', p_entity_version, 'nextRequestId', v_next.id);
@@ -483,7 +483,7 @@ BEGIN
       FROM unnest(v_kept) AS a
       JOIN LATERAL (SELECT x.to_user FROM charter.approval_delegations AS x
                      WHERE x.org_id = p_instance.org_id AND x.from_user = a
-                       AND x.starts_at <= charter._now() AND x.ends_at > charter._now()
+                       AND x.starts_at <= charter._now(p_instance.org_id) AND x.ends_at > charter._now(p_instance.org_id)
                      ORDER BY x.id DESC LIMIT 1) AS g ON NOT v_excluded ? g.to_user;
     v_approvers := ARRAY(SELECT DISTINCT coalesce(v_delegated->>a, a) FROM unnest(v_kept) AS a ORDER BY 1);
     INSERT INTO charter.approval_requests (org_id, run_id, node_id, token, document_id, entity_version,
@@ -497,7 +497,7 @@ BEGIN
                        WHERE e.key = ANY (v_resolved) OR EXISTS (
                              SELECT 1 FROM charter.approval_delegations AS x
                               WHERE x.org_id = p_instance.org_id AND x.to_user = e.key AND x.from_user = ANY (v_kept)
-                                AND x.starts_at <= charter._now() AND x.ends_at > charter._now())), '{}'::jsonb))
+                                AND x.starts_at <= charter._now(p_instance.org_id) AND x.ends_at > charter._now(p_instance.org_id))), '{}'::jsonb))
     RETURNING * INTO v_request;
     RETURN v_request;
 END;
@@ -539,7 +539,7 @@ BEGIN
                                        'approvers', to_jsonb(v_request.approvers), 'decision', v_request.decision);
     END IF;
     PERFORM charter._wait(p_instance, p_node, 'approval', p_token, 'approval', p_key, NULL,
-        charter._now() + (p_config->>'escalateAfter')::interval, NULL,
+        charter._now(p_instance.org_id) + (p_config->>'escalateAfter')::interval, NULL,
         v_detail || jsonb_strip_nulls(jsonb_build_object('escalateAfter', p_config->>'escalateAfter')));
 END;
 $$;
@@ -558,16 +558,16 @@ DECLARE
 BEGIN
     PERFORM charter._directory_actor(v_org, p_from);
     PERFORM charter._directory_actor(v_org, p_to);
-    IF p_from = p_to OR p_ends_at <= coalesce(p_starts_at, charter._now()) THEN
+    IF p_from = p_to OR p_ends_at <= coalesce(p_starts_at, charter._now(v_org)) THEN
         RAISE EXCEPTION USING ERRCODE = 'CH058',
             MESSAGE = format('A delegation goes from one user to another over a window that ends after it starts (%s to %s, %s to %s)',
-                             p_from, p_to, coalesce(p_starts_at, charter._now()), p_ends_at),
+                             p_from, p_to, coalesce(p_starts_at, charter._now(v_org)), p_ends_at),
             HINT = 'delegate("u-2", to="u-5", starts_at=..., ends_at=...).';
     END IF;
     INSERT INTO charter.approval_delegations (org_id, from_user, to_user, starts_at, ends_at)
-    VALUES (v_org, p_from, p_to, coalesce(p_starts_at, charter._now()), p_ends_at) RETURNING id INTO v_id;
+    VALUES (v_org, p_from, p_to, coalesce(p_starts_at, charter._now(v_org)), p_ends_at) RETURNING id INTO v_id;
     RETURN jsonb_build_object('id', v_id, 'from', p_from, 'to', p_to,
-                              'startsAt', coalesce(p_starts_at, charter._now()), 'endsAt', p_ends_at);
+                              'startsAt', coalesce(p_starts_at, charter._now(v_org)), 'endsAt', p_ends_at);
 END;
 $$;
 

@@ -170,23 +170,6 @@ BEGIN
 END;
 $$;
 
--- The projection of the org's instance, rebuilt from its evidence (WF-15).
-CREATE OR REPLACE FUNCTION charter.rebuild_instance(p_org_id text, p_run_id text)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = ''
-AS $$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM charter.workflow_instances AS i
-                    WHERE i.id = p_run_id AND i.org_id = charter._acting_org(p_org_id)) THEN
-        RETURN false;
-    END IF;
-    PERFORM charter.rebuild_instance_projection(p_run_id, charter._acting_org(p_org_id));
-    RETURN true;
-END;
-$$;
-
 -- Counts for /metrics: the org's runs by flow and status, documents by type and state, and
 -- how long its steps took in the last hour by flow and node type (Prometheus buckets).
 CREATE OR REPLACE FUNCTION charter.metrics_counts(p_org_id text)

@@ -45,7 +45,8 @@ ALTER TABLE charter.schedules ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.schedules
     USING (org_id = current_setting('charter.org_id', true));
 ALTER TABLE charter.test_clock ENABLE ROW LEVEL SECURITY;
-CREATE POLICY org_isolation ON charter.test_clock USING (true);
+CREATE POLICY org_isolation ON charter.test_clock
+    USING (org_id = current_setting('charter.org_id', true));
 ALTER TABLE charter.approval_decisions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.approval_decisions
     USING (org_id = current_setting('charter.org_id', true));
