@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,18 @@ from charter.errors import ArgumentError, CharterError, ConfigurationError
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
+
+# Wide enough for any table charter prints: a table takes only the width its cells need.
+_UNBOUNDED = 100_000
+
+
+def size_tables(wide: bool) -> None:
+    """Tables take the terminal's width, or $COLUMNS; with ``--wide``, or when the output
+    is not a terminal and $COLUMNS is not set (a pipe, a file), every cell is shown whole
+    instead of being cut to 80 columns."""
+    columns = os.environ.get("COLUMNS", "")
+    if wide or (not out.is_terminal and not (columns.isdigit() and int(columns) > 0)):
+        out.width = _UNBOUNDED
 log = logging.getLogger("charter")
 
 # Exit codes: 0 ok, 1 a charter error, 2 usage (argparse), 3 the embedded server is not
