@@ -54,7 +54,7 @@ class EngineCounts:
 
     applied: int = 0  # document events applied
     failed: int = 0  # attempts at an event that failed (it is retried with backoff)
-    nodes: int = 0  # workflow nodes the engine ran for them and for resumed waits
+    nodes: int = 0  # workflow nodes it finished (completed, failed, skipped, cancelled)
     resumed: int = 0  # waits resumed (timers, events, deliveries, decisions, handlers)
     actions: int = 0  # @charter.action handler tasks run
     ticks: int = 0  # schedule ticks fired

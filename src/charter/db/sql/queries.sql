@@ -268,7 +268,7 @@ SELECT charter.engine_sleeps();
 SELECT charter.engine_wakes();
 
 -- name: apply_document_events
--- {"applied", "failed", "nodes"}: nodes is how many the engine ran (charter._count_nodes_run),
+-- {"applied", "failed", "nodes"}: nodes is how many the engine finished (charter._count_nodes_run),
 -- read after the call (OFFSET 0 keeps it a step of its own).
 SELECT a.result || jsonb_build_object(
            'nodes', coalesce(nullif(current_setting('charter.nodes_run', true), ''), '0')::bigint)
@@ -276,7 +276,7 @@ SELECT a.result || jsonb_build_object(
                                              %(worker_id)s) AS result OFFSET 0) AS a;
 
 -- name: fire_due_waits
--- {"fired", "nodes"}: the waits resumed and the nodes the engine ran after them.
+-- {"fired", "nodes"}: the waits resumed and the nodes the engine finished with them.
 SELECT jsonb_build_object(
            'fired', f.fired,
            'nodes', coalesce(nullif(current_setting('charter.nodes_run', true), ''), '0')::bigint)

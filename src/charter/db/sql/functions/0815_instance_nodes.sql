@@ -472,7 +472,6 @@ BEGIN
                 jsonb_build_object('sqlstate', v_state, 'message', v_message, 'hint', nullif(v_hint, ''), 'node', v_node));
         END;
     END LOOP;
-    PERFORM charter._count_nodes_run(v_steps);
     PERFORM charter._instance_projection(p_run, p_org_id);
 END;
 $$;

@@ -57,8 +57,9 @@ AS $$
              GROUP BY 1) AS w
 $$;
 
--- How many nodes the engine ran in this transaction (charter._drain counts them), for the
--- worker's own figures: it reads them back in the statement that applied the events.
+-- How many nodes the engine finished in this transaction (completed, failed, skipped or
+-- cancelled: charter._node_evidence counts them), for the worker's own figures: it reads
+-- them back in the statement that applied its events or resumed its waits.
 CREATE OR REPLACE FUNCTION charter._count_nodes_run(p_nodes integer)
 RETURNS void
 LANGUAGE sql
