@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -113,7 +114,7 @@ def _dying_flow() -> Flow:
     flow = Flow("dying_flow", max_attempts=3, base_delay=0)
 
     @flow.step
-    def only(run: dict, ctx) -> dict:
+    def only(run: dict[str, Any], ctx: Any) -> dict[str, Any]:
         return {"ok": True}
 
     return flow
