@@ -268,9 +268,17 @@ class Client:
         return self.store.perform(op, connection)
 
     def workers(
-        self, *, include_stopped: bool = False, connection: Connection | None = None
+        self,
+        *,
+        include_stopped: bool = False,
+        dead_after_seconds: int | None = None,
+        connection: Connection | None = None,
     ) -> list[WorkerInfo]:
-        return self.store.perform(ops.list_workers(include_stopped), connection)
+        """The workers, newest first: live ones, and dead ones (heartbeat lapsed, no clean
+        stop) for ``dead_after_seconds`` after their last heartbeat (default 900);
+        ``include_stopped`` lists every worker charter knows."""
+        op = ops.list_workers(include_stopped, dead_after_seconds)
+        return self.store.perform(op, connection)
 
     def queue(self, *, connection: Connection | None = None) -> list[QueueEntry]:
         return self.store.perform(ops.queue(), connection)
@@ -437,9 +445,14 @@ class AsyncClient:
         return await self.store.perform(op, connection)
 
     async def workers(
-        self, *, include_stopped: bool = False, connection: AsyncConnection | None = None
+        self,
+        *,
+        include_stopped: bool = False,
+        dead_after_seconds: int | None = None,
+        connection: AsyncConnection | None = None,
     ) -> list[WorkerInfo]:
-        return await self.store.perform(ops.list_workers(include_stopped), connection)
+        op = ops.list_workers(include_stopped, dead_after_seconds)
+        return await self.store.perform(op, connection)
 
     async def queue(self, *, connection: AsyncConnection | None = None) -> list[QueueEntry]:
         return await self.store.perform(ops.queue(), connection)

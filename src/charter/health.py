@@ -77,6 +77,10 @@ class HealthReport:
     stuck: list[StuckInstance]
     raw: dict[str, Any]
     failures: list[FailedInstance] = field(default_factory=list)  # the latest, newest first
+    # Waits that ended in the last hour, 95th percentile in ms by what they waited for
+    # ("approval", "transition", "timer", "event", "delivery"); step_latency_p95_ms leaves
+    # them out.
+    wait_latency_p95_ms: dict[str, float] = field(default_factory=dict)
 
 
 def _minutes(minutes: Any) -> int:
@@ -100,6 +104,7 @@ def health_report(org_id: str, minutes: int) -> Operation[HealthReport]:
         stuck=[_stuck(s) for s in data["stuck"]],
         raw=data,
         failures=[_failed(f) for f in data.get("failures") or []],
+        wait_latency_p95_ms=dict(data.get("waitLatencyP95Ms") or {}),
     )
 
 

@@ -23,7 +23,13 @@ from charter.dsl.flow import Flow
 from charter.engine.flows import check_call, ensure_call
 from charter.engine.inputs import run_input_json, run_inputs_json
 from charter.engine.runs import Run, run_from_json
-from charter.engine.workers import QueueEntry, WorkerInfo, queue_entry, worker_info
+from charter.engine.workers import (
+    DEAD_WORKER_SECONDS,
+    QueueEntry,
+    WorkerInfo,
+    queue_entry,
+    worker_info,
+)
 from charter.errors import (
     ArgumentError,
     DatabaseUnreachableError,
@@ -253,12 +259,25 @@ def list_runs(
     return [run_from_json(data) for data in rows]
 
 
-def list_workers(include_stopped: bool) -> Operation[list[WorkerInfo]]:
+def list_workers(
+    include_stopped: bool, dead_after_seconds: int | None = None
+) -> Operation[list[WorkerInfo]]:
     if not isinstance(include_stopped, bool):
         raise ArgumentError(
             f"include_stopped must be True or False, not {type(include_stopped).__name__}."
         )
-    rows = yield Call("list_workers", {"include_stopped": include_stopped}, json_rows)
+    if dead_after_seconds is not None and (
+        isinstance(dead_after_seconds, bool)
+        or not isinstance(dead_after_seconds, int)
+        or not 0 <= dead_after_seconds <= 2**31 - 1
+    ):
+        raise ArgumentError(
+            f"dead_after_seconds={shown(dead_after_seconds)} must be a whole number of seconds "
+            "from 0 (a dead worker leaves the list at once) to 2147483647, or None for the "
+            f"default ({DEAD_WORKER_SECONDS})."
+        )
+    params = {"include_stopped": include_stopped, "dead_after_seconds": dead_after_seconds}
+    rows = yield Call("list_workers", params, json_rows)
     return [worker_info(data) for data in rows]
 
 

@@ -249,7 +249,8 @@ class Health:
         self._store, self._org = store, org_id
 
     def report(self, *, stuck_minutes: int = 10) -> HealthReport:
-        """Workers, queues, outboxes, dead letters, p95 step latency, stuck instances."""
+        """Workers, queues, outboxes, dead letters, p95 step latency (waits left out) and p95 of
+        waits by kind, stuck instances."""
         return self._store.perform(health.health_report(self._org, stuck_minutes))
 
     def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:

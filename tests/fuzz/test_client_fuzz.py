@@ -179,9 +179,16 @@ def test_the_classic_cases_of_the_issue(client):
 
 
 @settings_for(30)
-@given(include_stopped=st.one_of(st.booleans(), wrong_type))
-def test_workers_and_queue_refuse_with_a_code(client, db_url, include_stopped):
-    answered("client", db_url, lambda: client.workers(include_stopped=include_stopped))
+@given(
+    include_stopped=st.one_of(st.booleans(), wrong_type),
+    dead_after=st.one_of(st.none(), st.integers(), wrong_type),
+)
+def test_workers_and_queue_refuse_with_a_code(client, db_url, include_stopped, dead_after):
+    answered(
+        "client",
+        db_url,
+        lambda: client.workers(include_stopped=include_stopped, dead_after_seconds=dead_after),
+    )
     charter_error_or_result(client.queue)  # no argument: not a bad input
 
 

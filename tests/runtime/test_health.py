@@ -62,9 +62,10 @@ def test_the_report_matches_sql_on_the_same_data(acme, engine, sql):
         "SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at -"
         " started_at)) * 1000 FROM charter.step_executions WHERE org_id = 'acme' AND status ="
         " 'completed' AND started_at IS NOT NULL AND finished_at > now() - interval '1 hour'"
-        " AND step_slug NOT LIKE '$%%'"
+        " AND step_slug NOT LIKE '$%%' AND coalesce(node_type, '') NOT IN ('approval',"
+        " 'lifecycle_state', 'wait_timer', 'wait_event', 'webhook_out', 'notification')"
     )
-    assert report.step_latency_p95_ms == pytest.approx(p95)
+    assert report.step_latency_p95_ms == pytest.approx(p95)  # waits are left out
     assert report.stuck == []
 
 

@@ -1,6 +1,8 @@
 """``/metrics`` for Prometheus (prometheus-client): the figures of the key's org, read from
 PostgreSQL at scrape time, so every server and worker agrees and nothing is lost on a
-restart. Step durations are a histogram of the last hour's executions by flow and node type."""
+restart. Step durations are a histogram of the last hour's executions by flow and node type,
+without the nodes that wait for a person, an event, a timer or a receiver: their p95 is
+``charter_wait_p95_seconds`` by kind."""
 
 from __future__ import annotations
 
@@ -60,6 +62,20 @@ class _Snapshot(Collector):
         yield instances
         yield GaugeMetricFamily("charter_stuck_instances", "Instances the stuck detector finds",
                                 value=len(h["stuck"]))  # fmt: skip
+        p95 = h.get("stepLatencyP95Ms")
+        yield GaugeMetricFamily(
+            "charter_step_latency_p95_seconds",
+            "95th percentile of completed steps and nodes, last hour; waits are left out",
+            value=(p95 or 0.0) / 1000,
+        )
+        waits = GaugeMetricFamily(
+            "charter_wait_p95_seconds",
+            "95th percentile of waits that ended in the last hour, by what they waited for",
+            labels=["kind"],
+        )
+        for kind, ms in sorted((h.get("waitLatencyP95Ms") or {}).items()):
+            waits.add_metric([kind], ms / 1000)
+        yield waits
         runs = CounterMetricFamily(
             "charter_runs", "Runs by flow and status", labels=["flow", "status"]
         )

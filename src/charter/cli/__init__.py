@@ -27,7 +27,7 @@ from charter.cli import (
     outbox_commands,
     run_commands,
 )
-from charter.cli.common import EXIT_ERROR, err, log
+from charter.cli.common import EXIT_ERROR, err, log, size_tables
 from charter.cli.options import flag, ignored_switches, option
 from charter.errors import CharterError
 
@@ -50,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.configure(args.log_format, verbose=args.verbose)
         for problem in ignored_switches():
             log.warning("%s; it was left off", problem)
+        size_tables(getattr(args, "wide", False))
         handler: Callable[..., int] = args.handler
         return handler(**_arguments(handler, args))
     except CharterError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,21 @@ from charter.errors import ArgumentError, CharterError, ConfigurationError
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
+
 log = logging.getLogger("charter")
+
+# Wide enough for any table charter prints: a table takes only the width its cells need.
+_UNBOUNDED = 100_000
+
+
+def size_tables(wide: bool) -> None:
+    """Tables take the terminal's width, or $COLUMNS; with ``--wide``, or when the output
+    is not a terminal and $COLUMNS is not set (a pipe, a file), every cell is shown whole
+    instead of being cut to 80 columns."""
+    columns = os.environ.get("COLUMNS", "")
+    whole = wide or (not out.is_terminal and not (columns.isdigit() and int(columns) > 0))
+    out.width = _UNBOUNDED if whole else None  # type: ignore[assignment]  # None: measure again
+
 
 # Exit codes: 0 ok, 1 a charter error, 2 usage (argparse), 3 the embedded server is not
 # running (`charter db status`, as `pg_ctl status`), 4 a run failed or was cancelled

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from charter.cli.common import json_argument, log, out, print_json, target
-from charter.cli.options import flag, option
+from charter.cli.options import flag, option, wide
 from charter.client import Client
 from charter.compiler.diff import diff_effective
 from charter.compiler.effective import compile_effective
@@ -63,6 +63,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     inbox.add_argument("user", metavar="USER")
     option(inbox, "--org", default="default", help="the user's org")
     flag(inbox, "--json", help="print them as JSON")
+    wide(inbox)
     inbox.set_defaults(handler=approvals_inbox_command)
     decide = steps.add_parser("decide", help="approve, reject or abstain on the pinned version")
     decide.add_argument("request_id", metavar="REQUEST_ID")
@@ -96,6 +97,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     listing = actions.add_parser("list", help="every schedule, its target and next tick")
     option(listing, "--org", default="default", help="the org whose schedules to list")
     flag(listing, "--json", help="print them as JSON")
+    wide(listing)
     listing.set_defaults(handler=schedules_list_command)
     delete = actions.add_parser("delete", help="remove a schedule (its runs and documents stay)")
     delete.add_argument("name", metavar="NAME")

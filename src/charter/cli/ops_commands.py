@@ -12,7 +12,7 @@ from rich.table import Table
 
 from charter import health
 from charter.cli.common import err, out, print_json, target
-from charter.cli.options import flag, option, port_number
+from charter.cli.options import flag, option, port_number, wide
 from charter.client import Client
 from charter.db import connection, embedded
 from charter.db.migrate import ensure_current
@@ -36,6 +36,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     listing = actions.add_parser("list", help="keys (never their secrets), newest last")
     option(listing, "--org", help="only this org's keys")
     flag(listing, "--json", help="print them as JSON")
+    wide(listing)
     listing.set_defaults(handler=keys_list_command)
     revoke = actions.add_parser("revoke", help="stop a key from working, at once")
     revoke.add_argument("key_id", metavar="KEY_ID")
@@ -222,7 +223,15 @@ def doctor_command(
     out.print(
         f"instances: {report.instances['running']} running, {report.instances['failed']} failed"
     )
-    out.print("p95 step latency (last hour): " + (f"{p95:.1f} ms" if p95 is not None else "n/a"))
+    out.print(
+        "p95 step latency (last hour, waits left out): "
+        + (f"{p95:.1f} ms" if p95 is not None else "n/a")
+    )
+    waits = report.wait_latency_p95_ms
+    out.print(
+        "p95 waits (last hour): "
+        + (", ".join(f"{kind} {_duration(ms)}" for kind, ms in waits.items()) or "none ended")
+    )
     for f in report.failures:
         out.print(
             f"  failed {f.run_id}  {escape(f.entity_type)} {escape(f.document_id)} at "
@@ -239,6 +248,14 @@ def doctor_command(
             f"charter doctor --org {escape(org)} --nudge {s.run_id} | --rebuild | --force-fail"
         )
     return 1
+
+
+def _duration(ms: float) -> str:
+    """1.2 s, 4.5 min, 2.0 h, 3.1 d: a wait in the unit that reads best."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            return f"{ms / size:.1f} {unit}"
+    return f"{ms:.1f} ms"
 
 
 def _when(moment: object) -> str:

@@ -106,6 +106,25 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> int:
+    """A whole number of seconds, 0 or more (up to 2147483647), for ``type=``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 2**31 - 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of seconds from 0 to 2147483647"
+        )
+    return value
+
+
+def wide(parser: argparse.ArgumentParser) -> None:
+    """``--wide`` for a command that prints a table: every cell whole, however wide."""
+    flag(parser, "--wide", env="CHARTER_WIDE",
+         help="print every cell whole, wider than the terminal if need be")  # fmt: skip
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)

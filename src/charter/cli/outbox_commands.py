@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from charter.cli.common import out, print_json, target
-from charter.cli.options import flag, option
+from charter.cli.options import flag, option, wide
 from charter.client import Client
 from charter.db import connection
 from charter.errors import ArchiveDateInvalidError, ArgumentError
@@ -27,6 +27,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(listing, "--org", default="default", help="the org whose dead letters to list")
     option(listing, "--limit", type=int, default=100, help="at most this many")
     flag(listing, "--json", help="print them as JSON")
+    wide(listing)
     listing.set_defaults(handler=dlq_list_command)
     show = actions.add_parser("show", help="one dead letter: request, last response, error")
     show.add_argument("effect_id", metavar="ID", type=int)

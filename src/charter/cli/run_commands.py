@@ -21,9 +21,10 @@ from charter.cli.common import (
     out,
     print_json,
 )
-from charter.cli.options import flag, option, positive_float, positive_int
+from charter.cli.options import flag, option, positive_float, positive_int, seconds, wide
 from charter.client import Client
 from charter.dsl.flow import SLUG_PATTERN, Flow
+from charter.engine.workers import DEAD_WORKER_SECONDS
 from charter.errors import (
     ArgumentError,
     CharterError,
@@ -87,6 +88,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     option(listing, "--org", help="only this org's runs (default: every org's)")
     flag(listing, "--json", help="print the runs as JSON")
+    wide(listing)
     listing.set_defaults(handler=runs_list_command)
     cancel = actions.add_parser("cancel", help="cancel running runs")
     cancel.add_argument("run_ids", metavar="RUN_ID", nargs="+")
@@ -104,12 +106,19 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     retry.set_defaults(handler=runs_retry_command)
 
     workers = commands.add_parser("workers", help="the workers: alive, concurrency, claimed")
-    flag(workers, "--all", env="CHARTER_WORKERS_ALL", help="include stopped workers")
+    flag(workers, "--all", env="CHARTER_WORKERS_ALL",
+         help="include stopped workers, and dead ones however long ago they died")  # fmt: skip
+    option(workers, "--dead-after", type=seconds, default=DEAD_WORKER_SECONDS,
+           env="CHARTER_DEAD_WORKER_SECONDS", metavar="SECONDS",
+           help="a dead worker (its heartbeat lapsed, no clean stop) is listed for this long "
+           "after its last heartbeat")  # fmt: skip
     flag(workers, "--json", help="print the workers as JSON")
+    wide(workers)
     workers.set_defaults(handler=workers_command)
 
     queue = commands.add_parser("queue", help="queue depth and oldest waiting task per flow")
     flag(queue, "--json", help="print the queue as JSON")
+    wide(queue)
     queue.set_defaults(handler=queue_command)
 
 
@@ -271,14 +280,16 @@ def _shown_id(run_id: str) -> str:
     return run_id if run_id.isprintable() else repr(run_id)
 
 
-def workers_command(*, database_url: str | None, all: bool, json: bool) -> int:
+def workers_command(
+    *, database_url: str | None, all: bool, json: bool, dead_after: int = DEAD_WORKER_SECONDS
+) -> int:
     with Client(database_url, migrate=False) as client:
-        workers = client.workers(include_stopped=all)
+        workers = client.workers(include_stopped=all, dead_after_seconds=dead_after)
     if json:
         print_json([dataclasses.asdict(w) for w in workers])
         return 0
     if not workers:
-        out.print("no workers" + ("" if all else " running (--all shows stopped ones)"))
+        out.print("no workers" + ("" if all else " running (--all shows stopped and dead ones)"))
         return 0
     now = datetime.now(UTC)
     table = Table(box=None, pad_edge=False)

@@ -6,6 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+# How long a dead worker (its heartbeat lapsed without a clean stop) stays in the list of
+# workers after its last heartbeat: `charter workers --dead-after`, $CHARTER_DEAD_WORKER_SECONDS,
+# client.workers(dead_after_seconds=). list_workers() in SQL has the same default.
+DEAD_WORKER_SECONDS = 900
+
 
 @dataclass(frozen=True)
 class WorkerInfo:

@@ -50,11 +50,23 @@ _LOOK_AGAIN_S = 0.02
 
 @dataclass
 class EngineCounts:
-    applied: int = 0
-    failed: int = 0
-    resumed: int = 0
-    actions: int = 0
-    ticks: int = 0
+    """What this worker's documents engine did since it started."""
+
+    applied: int = 0  # document events applied
+    failed: int = 0  # attempts at an event that failed (it is retried with backoff)
+    nodes: int = 0  # workflow nodes it finished (completed, failed, skipped, cancelled)
+    resumed: int = 0  # waits resumed (timers, events, deliveries, decisions, handlers)
+    actions: int = 0  # @charter.action handler tasks run
+    ticks: int = 0  # schedule ticks fired
+
+    def summary(self) -> str:
+        """E.g. ``applied 3 events, 12 nodes, 2 waits resumed``."""
+        parts = [f"applied {self.applied} events, {self.nodes} nodes"]
+        parts += [f"{self.resumed} waits resumed"] if self.resumed else []
+        parts += [f"{self.failed} failed event attempts"] if self.failed else []
+        parts += [f"{self.actions} actions"] if self.actions else []
+        parts += [f"{self.ticks} schedule ticks"] if self.ticks else []
+        return ", ".join(parts)
 
 
 @dataclass
@@ -186,6 +198,7 @@ class DocumentsEngine:
             )
             self.counts.applied += result["applied"]
             self.counts.failed += result["failed"]
+            self.counts.nodes += result["nodes"]
             if traces:
                 await self._report_traces(traces)
             if result["failed"]:
@@ -195,7 +208,7 @@ class DocumentsEngine:
                     len(claimed),
                     extra={"worker": self.worker_id},
                 )
-        resumed = await self.store.execute(
+        fired = await self.store.execute(
             Call(
                 "fire_due_waits",
                 {"limit": self.batch_size, **self._verdict_params()},
@@ -204,7 +217,9 @@ class DocumentsEngine:
                 what="resuming due waits",
             )
         )
-        self.counts.resumed += resumed or 0
+        resumed = fired["fired"]
+        self.counts.resumed += resumed
+        self.counts.nodes += fired["nodes"]
         ran = await self.run_actions() if self.actions else 0
         ticks = await self.store.execute(
             Call("fire_due_schedules", {"limit": 20}, first_value, retry_safe=False)

@@ -84,7 +84,7 @@ SELECT charter.start_runs(%(flow)s, %(inputs)s::jsonb, %(run_ids)s::text[], %(or
 SELECT charter.check_flow(%(slug)s, %(shape)s);
 
 -- name: list_workers
-SELECT charter.list_workers(%(include_stopped)s);
+SELECT charter.list_workers(%(include_stopped)s, %(dead_after_seconds)s);
 
 -- name: queue_stats
 SELECT charter.queue_stats();
@@ -268,10 +268,20 @@ SELECT charter.engine_sleeps();
 SELECT charter.engine_wakes();
 
 -- name: apply_document_events
-SELECT charter.apply_document_events(%(events)s::jsonb, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s);
+-- {"applied", "failed", "nodes"}: nodes is how many the engine finished (charter._count_nodes_run),
+-- read after the call (OFFSET 0 keeps it a step of its own).
+SELECT a.result || jsonb_build_object(
+           'nodes', coalesce(nullif(current_setting('charter.nodes_run', true), ''), '0')::bigint)
+  FROM (SELECT charter.apply_document_events(%(events)s::jsonb, %(verified)s::text[], %(refused)s::jsonb,
+                                             %(worker_id)s) AS result OFFSET 0) AS a;
 
 -- name: fire_due_waits
-SELECT charter.fire_due_waits(%(limit)s, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s);
+-- {"fired", "nodes"}: the waits resumed and the nodes the engine finished with them.
+SELECT jsonb_build_object(
+           'fired', f.fired,
+           'nodes', coalesce(nullif(current_setting('charter.nodes_run', true), ''), '0')::bigint)
+  FROM (SELECT charter.fire_due_waits(%(limit)s, %(verified)s::text[], %(refused)s::jsonb, %(worker_id)s)
+               AS fired OFFSET 0) AS f;
 
 -- name: document_workflow
 SELECT charter.document_workflow(%(org_id)s, %(document_id)s);

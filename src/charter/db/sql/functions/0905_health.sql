@@ -84,12 +84,9 @@ AS $$
                 'failed', count(*) FILTER (WHERE i.status = 'failed'))
               FROM charter.workflow_instances AS i
              WHERE i.org_id = o.org AND i.status IN ('running', 'failed')),
-        'stepLatencyP95Ms', (SELECT (percentile_cont(0.95) WITHIN GROUP (
-                                         ORDER BY extract(epoch FROM s.finished_at - s.started_at)) * 1000)::float8
-                               FROM charter.step_executions AS s
-                              WHERE s.org_id = o.org AND s.finished_at > now() - interval '1 hour'
-                                AND s.started_at IS NOT NULL AND s.status = 'completed'
-                                AND s.step_slug NOT LIKE '$%'),
+        -- Work only; waits for people, events, timers and receivers by kind (0904_figures.sql).
+        'stepLatencyP95Ms', charter._step_latency_p95(o.org),
+        'waitLatencyP95Ms', charter._wait_latency_p95(o.org),
         -- The latest failed instances (20), each with why: the node and its error, e.g. an
         -- approval nobody may decide (APPROVERS_EMPTY, CH051). The index on (org, status,
         -- updated_at) reads them newest first.
@@ -171,7 +168,8 @@ END;
 $$;
 
 -- Counts for /metrics: the org's runs by flow and status, documents by type and state, and
--- how long its steps took in the last hour by flow and node type (Prometheus buckets).
+-- how long its steps took in the last hour by flow and node type (Prometheus buckets; nodes
+-- that wait are left out: health_report's waitLatencyP95Ms reports them).
 CREATE OR REPLACE FUNCTION charter.metrics_counts(p_org_id text)
 RETURNS jsonb
 LANGUAGE sql
@@ -214,6 +212,7 @@ AS $$
                                    WHERE e.org_id = o.org AND e.finished_at > now() - interval '1 hour'
                                      AND e.started_at IS NOT NULL AND e.step_slug NOT LIKE '$%'
                                      AND e.status IN ('completed', 'failed')
+                                     AND charter._wait_kind(e.node_type) IS NULL
                                    GROUP BY 1, 2) AS s))
       FROM (SELECT charter._acting_org(p_org_id) AS org) AS o
 $$;
