@@ -300,10 +300,15 @@ def mark_notifications_read(org_id: str, user: str, ids: Any) -> Operation[list[
     return list((yield Call("mark_notifications_read", params, first_value)))
 
 
-def list_dead_letters(org_id: str, limit: int) -> Operation[list[SideEffect]]:
-    rows = yield Call(
-        "list_dead_letters", {"org_id": org_id, "limit": _whole(limit, "limit")}, json_rows
-    )
+def list_dead_letters(
+    org_id: str, limit: int, run_id: str | None = None
+) -> Operation[list[SideEffect]]:
+    params = {
+        "org_id": org_id,
+        "limit": _whole(limit, "limit"),
+        "run_id": None if run_id is None else text_argument(run_id, "run_id"),
+    }
+    rows = yield Call("list_dead_letters", params, json_rows)
     return [side_effect(row) for row in rows]
 
 

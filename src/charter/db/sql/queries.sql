@@ -401,7 +401,7 @@ SELECT charter.list_notifications(%(org_id)s, %(user_id)s, %(unread_only)s, %(li
 SELECT charter.mark_notifications_read(%(org_id)s, %(user_id)s, %(ids)s::bigint[]);
 
 -- name: list_dead_letters
-SELECT charter.list_dead_letters(%(org_id)s, %(limit)s);
+SELECT charter.list_dead_letters(%(org_id)s, %(limit)s, %(run_id)s);
 
 -- name: retry_side_effects
 SELECT charter.retry_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);
