@@ -110,7 +110,7 @@ def test_a_redriven_dead_letter_resumes_its_instance_at_the_node(acme, engine, r
 
 
 def test_retrying_the_run_redrives_the_same_effect(acme, engine, receiver, sql):
-    doc, run_id, letter = _dead_lettered(acme, receiver, "R2")
+    _doc, run_id, letter = _dead_lettered(acme, receiver, "R2")
     assert acme.retry(run_id) == "running"
     _assert_delivered_once(acme, sql, receiver, "R2", run_id, letter)
     [intervention] = acme.side_effects.get(letter.id).interventions
@@ -139,7 +139,7 @@ def test_a_redrive_that_fails_again_fails_the_instance_again(acme, engine, recei
 def test_redrive_and_retry_at_once_deliver_once_and_resume_once(
     acme, engine, receiver, sql, db_url
 ):
-    doc, run_id, letter = _dead_lettered(acme, receiver, "R4")
+    _doc, run_id, letter = _dead_lettered(acme, receiver, "R4")
     clients = [Client(db_url, org_id="acme") for _ in range(6)]
     start = threading.Barrier(len(clients))
     results: list[Any] = []
