@@ -236,7 +236,8 @@ async def run_page(request: Request, who: Principal) -> Response:
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
     run = await who.client.get_run(run_id)
     svg = run_svg(graph["compiled"], graph["nodes"])
-    return _page(request, who, "run.html", run=run, svg=svg)
+    letters = await who.client.dead_letters.list(run_id=run_id)
+    return _page(request, who, "run.html", run=run, svg=svg, letters=letters)
 
 
 @page("documents.html")
