@@ -5,6 +5,7 @@ of them do so at once. A real receiver on 127.0.0.1 counts the deliveries."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from charter import Client
+from charter.cli import main
 from charter.errors import DeadLetterNotFoundError, RunStateError
 
 from ..servers import Receiver
@@ -119,10 +121,17 @@ def test_retrying_the_run_redrives_the_same_effect(acme, engine, receiver, sql):
     assert redrive["effectId"] == letter.id and redrive["via"] == "retry_run"
 
 
-def test_a_redrive_that_fails_again_fails_the_instance_again(acme, engine, receiver, sql):
+def test_a_redrive_that_fails_again_fails_the_instance_again(
+    acme, engine, receiver, sql, db_url, capsys
+):
     doc, run_id, letter = _dead_lettered(acme, receiver, "R3")
     receiver.script["/hooks/R3"] = [(404, {}), (200, {})]  # the re-drive is refused too
-    acme.dead_letters.retry([letter.id], actor="ops")
+    cli = ["--database-url", db_url, "dlq"]
+    assert main([*cli, "list", "--org", "acme", "--run", run_id, "--json"]) == 0
+    assert [d["id"] for d in json.loads(capsys.readouterr().out)] == [letter.id]
+    assert main([*cli, "list", "--org", "acme", "--run", "other", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main([*cli, "retry", str(letter.id), "--org", "acme", "--actor", "ops"]) == 0
     _until(lambda: acme.documents.get(doc.id).workflow.status == "failed"
            and acme.dead_letters.list())  # fmt: skip
     assert acme.documents.get(doc.id).workflow.error["sqlstate"] == "CH059"
