@@ -169,8 +169,8 @@ def _span(value: Any) -> timedelta:
 def _ids(ids: Any, what: str) -> list[int]:
     if isinstance(ids, int) and not isinstance(ids, bool):
         return [ids]
-    if isinstance(ids, str) or not hasattr(ids, "__iter__"):
-        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r}.")
+    if isinstance(ids, str | type) or not hasattr(ids, "__iter__"):
+        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r:.40}.")
     out = []
     for value in ids:
         try:
