@@ -75,6 +75,17 @@ def _assert_delivered_once(acme, sql, receiver, code, run_id, letter):
     assert failed.status == "failed" and failed.error["delivery"]["effectId"] == letter.id
     assert done.status == "completed" and done.output["delivery"]["effectId"] == letter.id
     assert done.output["idempotencyKey"] == letter.idempotency_key
+    _assert_replayed(sql, run_id)
+
+
+def _assert_replayed(sql, run_id):
+    """WF-15: the projection derived from the evidence alone agrees with the live one."""
+    [(computed, status, nodes)] = sql(
+        "SELECT charter.compute_instance_projection(id), status, current_nodes "
+        "FROM charter.workflow_instances WHERE id = %s",
+        run_id,
+    )
+    assert (computed["status"], sorted(computed["currentNodes"])) == (status, sorted(nodes))
 
 
 def _doc_of(sql, run_id):
@@ -135,6 +146,7 @@ def test_a_redrive_that_fails_again_fails_the_instance_again(
     _until(lambda: acme.documents.get(doc.id).workflow.status == "failed"
            and acme.dead_letters.list())  # fmt: skip
     assert acme.documents.get(doc.id).workflow.error["sqlstate"] == "CH059"
+    _assert_replayed(sql, run_id)
     # Then the run's retry takes the same effect up once more.
     acme.retry(run_id)
     _until(lambda: acme.documents.get(doc.id).workflow.status == "completed")
