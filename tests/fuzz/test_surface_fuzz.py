@@ -84,6 +84,7 @@ CALLS: dict[str, Call] = {
     "mark read": lambda c, v: c.notifications.mark_read("u-1", v),
     "dead letters limit": lambda c, v: c.dead_letters.list(limit=v),
     "dead letters run": lambda c, v: c.dead_letters.list(run_id=v),
+    "retry actor": lambda c, v: c.retry("inv-1", actor=v),
     "dead letters retry": lambda c, v: c.dead_letters.retry(v),
     "dead letters drop": lambda c, v: c.dead_letters.drop(v),
     "task type": lambda c, v: c.tasks.enqueue(v, {}),

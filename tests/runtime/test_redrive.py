@@ -123,13 +123,17 @@ def test_a_redriven_dead_letter_resumes_its_instance_at_the_node(acme, engine, r
 
 
 def test_retrying_the_run_redrives_the_same_effect(acme, engine, receiver, sql):
-    _doc, run_id, letter = _dead_lettered(acme, receiver, "R2")
-    assert acme.retry(run_id) == "running"
+    doc, run_id, letter = _dead_lettered(acme, receiver, "R2")
+    assert acme.retry(run_id, actor="ops2") == "running"
     _assert_delivered_once(acme, sql, receiver, "R2", run_id, letter)
     [intervention] = acme.side_effects.get(letter.id).interventions
-    assert intervention["action"] == "retry"
+    assert (intervention["action"], intervention["by"], intervention["via"]) == (
+        "retry", "ops2", "retry_run"
+    )  # fmt: skip
     [redrive] = _redrives(sql, run_id)
-    assert redrive["effectId"] == letter.id and redrive["via"] == "retry_run"
+    assert (redrive["effectId"], redrive["by"], redrive["via"]) == (letter.id, "ops2", "retry_run")
+    audit = [e for e in acme.documents.history(doc.id) if e.action == "instance.redrive"]
+    assert [e.actor for e in audit] == ["ops2"]
 
 
 def test_a_redrive_that_fails_again_fails_the_instance_again(
@@ -173,7 +177,7 @@ def test_redrive_and_retry_at_once_deliver_once_and_resume_once(
                     ("redrive", clients[i].dead_letters.retry([letter.id], actor=f"ops{i}"))
                 )
             else:
-                results.append(("retry", clients[i].retry(run_id)))
+                results.append(("retry", clients[i].retry(run_id, actor=f"ops{i}")))
         except (DeadLetterNotFoundError, RunStateError) as error:
             results.append(("refused", type(error).__name__))
 

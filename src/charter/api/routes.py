@@ -264,7 +264,7 @@ async def cancel_run(request: Request, who: Principal) -> Any:
 async def retry_run(request: Request, who: Principal) -> Any:
     run_id = request.path_params["run_id"]
     await _own_run(who, run_id)
-    return {"id": run_id, "status": await who.client.retry(run_id)}
+    return {"id": run_id, "status": await who.client.retry(run_id, actor=who.actor)}
 
 
 # -- documents ---------------------------------------------------------------------------

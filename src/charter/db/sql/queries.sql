@@ -65,7 +65,7 @@ SELECT charter.get_run(%(run_id)s, %(org_id)s);
 SELECT charter.cancel_run(%(run_id)s, %(org_id)s, %(actor)s, %(reason)s);
 
 -- name: retry_run
-SELECT charter.retry_run(%(run_id)s, %(org_id)s);
+SELECT charter.retry_run(%(run_id)s, %(org_id)s, %(actor)s);
 
 -- name: list_runs
 SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s, %(org_id)s);

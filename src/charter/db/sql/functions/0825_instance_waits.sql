@@ -386,7 +386,7 @@ $$;
 -- row, same idempotency key: _redrive_effect), never a second one. Under the document's
 -- lock (after the run's), the order re-drives take it in: one of them at a time, and the
 -- instance read again under it.
-CREATE OR REPLACE FUNCTION charter._retry_instance(p_run_id text, p_org_id text)
+CREATE OR REPLACE FUNCTION charter._retry_instance(p_run_id text, p_org_id text, p_actor text)
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = ''
@@ -420,7 +420,7 @@ BEGIN
            AND x.run_id = p_run_id
            FOR UPDATE;
         IF FOUND AND charter._failed_on_effect(v_instance, v_effect) THEN
-            PERFORM charter._redrive_effect(v_effect, session_user::text, 'retry_run');
+            PERFORM charter._redrive_effect(v_effect, p_actor, 'retry_run');
             RETURN 'running';
         END IF;
     END IF;
@@ -440,7 +440,7 @@ BEGIN
      WHERE s.run_id = p_run_id AND s.org_id = p_org_id AND s.step_slug = ANY (coalesce(v_nodes, '{}'));
     PERFORM charter._node_evidence(v_instance, '$instance', 'retry', 't' || v_instance.epoch, 'completed',
         jsonb_build_object('retry', to_jsonb(coalesce(v_nodes, '{}')), 'epoch', v_instance.epoch,
-                           'by', session_user::text), NULL, NULL);
+                           'by', p_actor), NULL, p_actor);
     INSERT INTO charter.instance_waits (run_id, node_id, org_id, token, kind, entity_version, due_at)
     VALUES (p_run_id, '$retry', v_instance.org_id, 't' || v_instance.epoch, 'retry', v_instance.document_version, now())
     ON CONFLICT (run_id, node_id, org_id) DO UPDATE SET due_at = now();
