@@ -194,3 +194,21 @@ def test_redrive_and_retry_at_once_deliver_once_and_resume_once(
     assert len(_redrives(sql, run_id)) == 1
     [intervention] = acme.side_effects.get(letter.id).interventions
     assert intervention["action"] == "retry"
+
+
+def test_a_notifications_dead_letter_redrives_into_its_workflow_too(acme, engine, mail, sql):
+    from . import test_channels as channels
+
+    mail.script["wh@example.com"] = ["550 5.1.1 no such mailbox", "250 OK"]
+    channels._publish(acme, "email", "wh", failed_edge=False)
+    doc = channels._settled(acme, channels._open(acme, "N1").id)
+    assert doc.workflow.status == "failed" and doc.workflow.error["sqlstate"] == "CH059"
+    [letter] = acme.dead_letters.list(run_id=doc.workflow.run_id)
+    assert acme.retry(doc.workflow.run_id, actor="ops") == "running"
+    done = channels._settled(acme, doc.id)
+    assert done.workflow.status == "completed" and done.workflow.context["told"] is True
+    [message] = mail.to("wh@example.com")  # once, under the effect's key (its recipient 0)
+    assert message["key"] == f"{letter.idempotency_key}.0"
+    rows = sql("SELECT id, status FROM charter.side_effects WHERE run_id = %s", doc.workflow.run_id)
+    assert rows == [(letter.id, "completed")]
+    _assert_replayed(sql, doc.workflow.run_id)
