@@ -250,8 +250,14 @@ class Client:
         op = ops.cancel(run_id, self._state.org_id, actor, reason)
         return self.store.perform(op, connection)
 
-    def retry(self, run_id: str, *, connection: Connection | None = None) -> str:
-        return self.store.perform(ops.retry(run_id, self._state.org_id), connection)
+    def retry(
+        self, run_id: str, *, actor: str | None = None, connection: Connection | None = None
+    ) -> str:
+        """Resume a failed run from its failed steps. A document's workflow instance resumes
+        from the node that failed, its evidence naming ``actor`` (the database role when
+        None); one failed by a dead letter (``DELIVERY_FAILED``) re-drives that same effect,
+        under its idempotency key, and never sends a second one."""
+        return self.store.perform(ops.retry(run_id, self._state.org_id, actor), connection)
 
     def list_runs(
         self,
@@ -429,8 +435,11 @@ class AsyncClient:
         op = ops.cancel(run_id, self._state.org_id, actor, reason)
         return await self.store.perform(op, connection)
 
-    async def retry(self, run_id: str, *, connection: AsyncConnection | None = None) -> str:
-        return await self.store.perform(ops.retry(run_id, self._state.org_id), connection)
+    async def retry(
+        self, run_id: str, *, actor: str | None = None, connection: AsyncConnection | None = None
+    ) -> str:
+        op = ops.retry(run_id, self._state.org_id, actor)
+        return await self.store.perform(op, connection)
 
     async def list_runs(
         self,

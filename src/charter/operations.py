@@ -220,10 +220,17 @@ def reason_argument(value: Any) -> str:
     return clean_text(value, "reason")
 
 
-def retry(run_id: str, org_id: str | None) -> Operation[str]:
+def retry(run_id: str, org_id: str | None, actor: str | None = None) -> Operation[str]:
+    """Retry a failed run. A document's workflow instance records ``actor`` (the database
+    role when None) in its evidence."""
+    params = {
+        "run_id": text_argument(run_id, "run_id"),
+        "org_id": org_id,
+        "actor": None if actor is None else text_argument(actor, "actor"),
+    }
     call = Call(
         "retry_run",
-        {"run_id": text_argument(run_id, "run_id"), "org_id": org_id},
+        params,
         first_value,
         retry_safe=False,  # a second retry of a resumed run is refused as not failed
         what=f"retrying run {run_id!r}",

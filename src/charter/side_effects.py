@@ -169,8 +169,8 @@ def _span(value: Any) -> timedelta:
 def _ids(ids: Any, what: str) -> list[int]:
     if isinstance(ids, int) and not isinstance(ids, bool):
         return [ids]
-    if isinstance(ids, str) or not hasattr(ids, "__iter__"):
-        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r}.")
+    if isinstance(ids, str | type) or not hasattr(ids, "__iter__"):
+        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r:.40}.")
     out = []
     for value in ids:
         try:
@@ -300,10 +300,15 @@ def mark_notifications_read(org_id: str, user: str, ids: Any) -> Operation[list[
     return list((yield Call("mark_notifications_read", params, first_value)))
 
 
-def list_dead_letters(org_id: str, limit: int) -> Operation[list[SideEffect]]:
-    rows = yield Call(
-        "list_dead_letters", {"org_id": org_id, "limit": _whole(limit, "limit")}, json_rows
-    )
+def list_dead_letters(
+    org_id: str, limit: int, run_id: str | None = None
+) -> Operation[list[SideEffect]]:
+    params = {
+        "org_id": org_id,
+        "limit": _whole(limit, "limit"),
+        "run_id": None if run_id is None else text_argument(run_id, "run_id"),
+    }
+    rows = yield Call("list_dead_letters", params, json_rows)
     return [side_effect(row) for row in rows]
 
 

@@ -83,6 +83,8 @@ CALLS: dict[str, Call] = {
     "notifications limit": lambda c, v: c.notifications.list("u-1", limit=v),
     "mark read": lambda c, v: c.notifications.mark_read("u-1", v),
     "dead letters limit": lambda c, v: c.dead_letters.list(limit=v),
+    "dead letters run": lambda c, v: c.dead_letters.list(run_id=v),
+    "retry actor": lambda c, v: c.retry("inv-1", actor=v),
     "dead letters retry": lambda c, v: c.dead_letters.retry(v),
     "dead letters drop": lambda c, v: c.dead_letters.drop(v),
     "task type": lambda c, v: c.tasks.enqueue(v, {}),
@@ -142,7 +144,8 @@ def commands(draw: st.DrawFn) -> list[str]:
     if kind == "dlq":
         action = draw(st.sampled_from(["list", "show", "retry", "drop"]))
         if action == "list":
-            return ["dlq", "list", "--limit", draw(numbers), *org]
+            run = ["--run", draw(text)] if draw(st.booleans()) else []
+            return ["dlq", "list", "--limit", draw(numbers), *run, *org]
         ids = draw(st.lists(numbers, min_size=1, max_size=3))
         return ["dlq", action, *(ids[:1] if action == "show" else ids), *org]
     if draw(st.booleans()):

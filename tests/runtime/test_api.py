@@ -235,6 +235,7 @@ def test_dead_letters_health_metrics_and_openapi(api, keys, acme, engine, sql):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     [letter] = letters
+    assert api.get("/api/dead-letters?run_id=other", headers=ops).json() == []
     health = api.get("/api/health", headers=ops).json()
     assert health["side_effects"]["dead_letters"] == 1 == len(letters)
     metrics = api.get("/metrics", headers=ops).text

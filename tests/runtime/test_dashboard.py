@@ -208,3 +208,45 @@ def test_text_shown_has_its_bidirectional_controls_made_visible(site, keys, acme
     answer = site.get(f"/documents/{doc.id}")
     assert answer.headers["x-frame-options"] == "DENY"
     assert "default-src 'self'" in answer.headers["content-security-policy"]
+
+
+def _dead_letter_row(page: str, effect_id: int) -> str:
+    match = re.search(rf'<tr id="dead-letter-{effect_id}">.*?</tr>', page, re.DOTALL)
+    assert match, page
+    return match.group(0)
+
+
+def test_a_dead_letter_and_its_run_link_to_each_other(site, keys, acme, engine):
+    from ..servers import Receiver
+    from .test_redrive import _dead_lettered
+
+    receiver = Receiver()
+    try:
+        doc, run_id, letter = _dead_lettered(acme, receiver, "L1")
+        app = acme.side_effects.webhook("http://127.0.0.1:9/x", {}, max_attempts=1)
+        deadline = time.monotonic() + 20
+        while len(acme.dead_letters.list()) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        _sign_in(site, keys["ops"])
+        page = site.get("/dead-letters").text
+        # The workflow's dead letter links to its run; the app's own webhook has no run.
+        assert f'href="/runs/{run_id}"' in _dead_letter_row(page, letter.id)
+        assert "/runs/" not in _dead_letter_row(page, app.id)
+        # The run's page lists its dead letters (its own only), each linking to its row.
+        run_page = site.get(f"/runs/{run_id}").text
+        listed = run_page.split('id="dead-letters"', 1)[1].split("</table>", 1)[0]
+        assert f'href="/dead-letters#dead-letter-{letter.id}"' in listed
+        assert f"dead-letter-{app.id}" not in listed
+        # Re-driven from the page: the run goes on, and its page has no dead letter left.
+        answer = site.post("/dead-letters", data={"csrf": _csrf(page), "action": "retry",
+                                                  "id": str(letter.id)})  # fmt: skip
+        assert answer.status_code == 303
+        while acme.documents.get(doc.id).workflow.status != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        [audit] = [e for e in acme.documents.history(doc.id) if e.action == "instance.redrive"]
+        assert audit.actor == "service:ops"
+        assert 'id="dead-letters"' not in site.get(f"/runs/{run_id}").text
+    finally:
+        receiver.close()

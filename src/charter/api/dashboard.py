@@ -232,11 +232,12 @@ async def run_page(request: Request, who: Principal) -> Response:
             who.require_admin("cancel runs")
             await who.client.cancel(run_id, actor=who.actor)
         elif form.get("action") == "retry":
-            await who.client.retry(run_id)
+            await who.client.retry(run_id, actor=who.actor)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
     run = await who.client.get_run(run_id)
     svg = run_svg(graph["compiled"], graph["nodes"])
-    return _page(request, who, "run.html", run=run, svg=svg)
+    letters = await who.client.dead_letters.list(run_id=run_id)
+    return _page(request, who, "run.html", run=run, svg=svg, letters=letters)
 
 
 @page("documents.html")

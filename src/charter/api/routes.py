@@ -264,7 +264,7 @@ async def cancel_run(request: Request, who: Principal) -> Any:
 async def retry_run(request: Request, who: Principal) -> Any:
     run_id = request.path_params["run_id"]
     await _own_run(who, run_id)
-    return {"id": run_id, "status": await who.client.retry(run_id)}
+    return {"id": run_id, "status": await who.client.retry(run_id, actor=who.actor)}
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -564,9 +564,13 @@ _IDS_BODY = {
 }
 
 
-@api("GET", "/api/dead-letters", "Side effects out of attempts", "dead letters")
+@api("GET", "/api/dead-letters", "Side effects out of attempts (?run_id=: one run's)",
+     "dead letters")  # fmt: skip
 async def list_dead_letters(request: Request, who: Principal) -> Any:
-    letters = await who.client.dead_letters.list(limit=_int_param(request, "limit", 100))
+    letters = await who.client.dead_letters.list(
+        limit=_int_param(request, "limit", 100),
+        run_id=request.query_params.get("run_id") or None,
+    )
     # Secret-carrying request headers and receivers' response bodies are for admins only.
     return letters if who.admin else [letter.redacted() for letter in letters]
 
@@ -584,8 +588,8 @@ async def show_dead_letter(request: Request, who: Principal) -> Any:
     return effect if who.admin else effect.redacted()
 
 
-@api("POST", "/api/dead-letters/retry", "Re-drive dead letters (same idempotency keys)",
-     "dead letters", body=_IDS_BODY)  # fmt: skip
+@api("POST", "/api/dead-letters/retry", "Re-drive dead letters (same idempotency keys; a "
+     "workflow's failed instance resumes at the node)", "dead letters", body=_IDS_BODY)  # fmt: skip
 async def retry_dead_letters(request: Request, who: Principal) -> Any:
     ids = _field(await body_of(request), "ids", list)
     return {"retried": await who.client.dead_letters.retry(ids, actor=who.actor)}

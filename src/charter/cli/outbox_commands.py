@@ -26,6 +26,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     listing = actions.add_parser("list", help="the org's dead letters, newest first")
     option(listing, "--org", default="default", help="the org whose dead letters to list")
     option(listing, "--limit", type=int, default=100, help="at most this many")
+    option(listing, "--run", dest="run_id", help="only this run's (a document's instance)")
     flag(listing, "--json", help="print them as JSON")
     wide(listing)
     listing.set_defaults(handler=dlq_list_command)
@@ -57,9 +58,11 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     maintenance.set_defaults(handler=maintenance_command)
 
 
-def dlq_list_command(*, database_url: str | None, org: str, limit: int, json: bool) -> int:
+def dlq_list_command(
+    *, database_url: str | None, org: str, limit: int, json: bool, run_id: str | None = None
+) -> int:
     with Client(database_url, migrate=False, org_id=org) as client:
-        letters = client.dead_letters.list(limit=limit)
+        letters = client.dead_letters.list(limit=limit, run_id=run_id)
     if json:
         print_json([dataclasses.asdict(d) for d in letters])
         return 0

@@ -103,6 +103,11 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     retry = actions.add_parser("retry", help="resume failed runs from their failed steps")
     retry.add_argument("run_ids", metavar="RUN_ID", nargs="+")
     option(retry, "--org", help="the runs' org (needed for an id several orgs use)")
+    option(
+        retry,
+        "--actor",
+        help="who retries (a document's instance evidence names them; default: the database role)",
+    )
     retry.set_defaults(handler=runs_retry_command)
 
     workers = commands.add_parser("workers", help="the workers: alive, concurrency, claimed")
@@ -250,8 +255,10 @@ def runs_cancel_command(
     return _each(database_url, run_ids, lambda run_id: ops.cancel(run_id, org, actor, reason))
 
 
-def runs_retry_command(*, database_url: str | None, run_ids: list[str], org: str | None) -> int:
-    return _each(database_url, run_ids, lambda run_id: ops.retry(run_id, org))
+def runs_retry_command(
+    *, database_url: str | None, run_ids: list[str], org: str | None, actor: str | None = None
+) -> int:
+    return _each(database_url, run_ids, lambda run_id: ops.retry(run_id, org, actor))
 
 
 def _each(

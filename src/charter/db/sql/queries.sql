@@ -65,7 +65,7 @@ SELECT charter.get_run(%(run_id)s, %(org_id)s);
 SELECT charter.cancel_run(%(run_id)s, %(org_id)s, %(actor)s, %(reason)s);
 
 -- name: retry_run
-SELECT charter.retry_run(%(run_id)s, %(org_id)s);
+SELECT charter.retry_run(%(run_id)s, %(org_id)s, %(actor)s);
 
 -- name: list_runs
 SELECT charter.list_runs(%(flow)s, %(status)s, %(limit)s, %(after)s, %(org_id)s);
@@ -414,7 +414,7 @@ SELECT charter.list_notifications(%(org_id)s, %(user_id)s, %(unread_only)s, %(li
 SELECT charter.mark_notifications_read(%(org_id)s, %(user_id)s, %(ids)s::bigint[]);
 
 -- name: list_dead_letters
-SELECT charter.list_dead_letters(%(org_id)s, %(limit)s);
+SELECT charter.list_dead_letters(%(org_id)s, %(limit)s, %(run_id)s);
 
 -- name: retry_side_effects
 SELECT charter.retry_side_effects(%(org_id)s, %(ids)s::bigint[], %(actor)s);

@@ -3,9 +3,10 @@
 -- attempts (a sleep or a wait_event waits again from the start; a child step's failed child
 -- is retried when the step runs again). A $run evidence row records the retry. Returns the
 -- new status ('running').
--- A document's workflow instance resumes the same way (_retry_instance). p_org_id is the
--- run's org (looked up by id when null): another org's run does not exist.
-CREATE OR REPLACE FUNCTION charter.retry_run(p_run_id text, p_org_id text DEFAULT NULL)
+-- A document's workflow instance resumes the same way (_retry_instance), its evidence naming
+-- p_actor (the session's role when none is given). p_org_id is the run's org (looked up by
+-- id when null): another org's run does not exist.
+CREATE OR REPLACE FUNCTION charter.retry_run(p_run_id text, p_org_id text DEFAULT NULL, p_actor text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -33,7 +34,7 @@ BEGIN
                         ELSE 'It already completed.' END;
     END IF;
     IF EXISTS (SELECT 1 FROM charter.workflow_instances AS i WHERE i.id = p_run_id AND i.org_id = v_org) THEN
-        RETURN charter._retry_instance(p_run_id, v_org);
+        RETURN charter._retry_instance(p_run_id, v_org, coalesce(nullif(p_actor, ''), session_user::text));
     END IF;
     -- The steps to run again, read before the retry is recorded: a chain's steps are read off
     -- its evidence (_step_states_of), where the retry makes the failed step ready again.
