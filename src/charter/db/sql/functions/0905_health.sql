@@ -1,9 +1,49 @@
 -- Workflow health (seed 002 § Workflow Health, Phase 3): what the health page, /metrics and
--- `charter doctor` show — and the stuck detector with its three ways out.
+-- `charter doctor` show — the stuck detector with its three ways out, and what is waiting.
 
--- Instances of the org running with nothing queued, leased or waited for, and no progress
--- for p_minutes: no pending document event, no wait (timer, event, delivery, approval,
--- handler task, retry), no undelivered side effect, no ready node.
+-- Stuck means something that should be moving is not (each entry says why, `reason`):
+--   task_overdue       a handler task (or a flow task) ready and not claimed, or claimed past
+--                      its lease, for p_minutes: no worker runs it;
+--   node_not_run       a node ready (or running with nothing to wait for) that the engine
+--                      has not run, the instance idle for p_minutes;
+--   event_not_applied  a document event in the outbox not applied within p_minutes;
+--   timer_overdue      a timer, a retry or an approval's escalation due p_minutes ago and not
+--                      fired;
+--   timeout_overdue    an event wait's timeout passed p_minutes ago and not fired;
+--   delivery_overdue   a side effect of the instance p_minutes past its retry time (or lease);
+--   approval_undecidable  a pending approval request none of whose approvers may decide it
+--                      (left the directory, left out by segregation of duties — say a
+--                      delegation to its requester — or an empty role); no grace;
+--   nothing_pending    running, idle p_minutes, with nothing pending at all, and not at a
+--                      state waiting for a transition.
+-- Waiting for a person, an event or a timer not yet due is not stuck (waiting_instances).
+-- One entry per instance (or flow run): its first reason, and all of them.
+
+-- A pending request's approvers who may not decide it now, as {user: why}: not in the
+-- org's directory, left out by segregation of duties, or decided already.
+CREATE OR REPLACE FUNCTION charter._approvers_unable(p_request charter.approval_requests)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    SELECT coalesce(jsonb_object_agg(a.who, CASE
+               WHEN NOT EXISTS (SELECT 1 FROM charter.directory_users AS u
+                                 WHERE u.org_id = p_request.org_id AND u.user_id = a.who) THEN 'not in the directory'
+               WHEN x.excluded ? a.who THEN x.excluded->>a.who
+               ELSE 'decided' END), '{}'::jsonb)
+      FROM unnest(p_request.approvers) AS a(who),
+           (SELECT charter._approval_exclusions(p_request.org_id, p_request.document_id, p_request.entity_version,
+                   p_request.requester, p_request.run_id, p_request.node_id, p_request.token, p_request.config)
+                   || CASE WHEN p_request.requester IS NULL THEN '{}'::jsonb
+                           ELSE jsonb_build_object(p_request.requester, 'requester') END AS excluded) AS x
+     WHERE x.excluded ? a.who
+        OR NOT EXISTS (SELECT 1 FROM charter.directory_users AS u
+                        WHERE u.org_id = p_request.org_id AND u.user_id = a.who)
+        OR EXISTS (SELECT 1 FROM charter.approval_decisions AS d
+                    WHERE d.request_id = p_request.id AND d.org_id = p_request.org_id AND d.actor = a.who)
+$$;
+
 CREATE OR REPLACE FUNCTION charter.stuck_instances(p_org_id text, p_minutes integer DEFAULT 10)
 RETURNS SETOF jsonb
 LANGUAGE sql
@@ -11,20 +51,167 @@ STABLE
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT jsonb_build_object('runId', i.id, 'documentId', i.document_id, 'entityType', i.entity_type,
-                              'currentNodes', to_jsonb(i.current_nodes), 'updatedAt', i.updated_at,
-                              'idleSeconds', extract(epoch FROM now() - i.updated_at)::float8)
-      FROM charter.workflow_instances AS i
-     WHERE i.org_id = charter._acting_org(p_org_id) AND i.status = 'running'
-       AND i.updated_at < now() - make_interval(mins => greatest(coalesce(p_minutes, 10), 0))
-       AND NOT EXISTS (SELECT 1 FROM charter.document_events AS e
-                        WHERE e.org_id = i.org_id AND e.document_id = i.document_id
-                          AND e.status IN ('pending', 'processing', 'failed'))
-       AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w WHERE w.run_id = i.id AND w.org_id = i.org_id)
-       AND NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
-                        WHERE x.run_id = i.id AND x.org_id = i.org_id
-                          AND x.status IN ('pending', 'processing', 'failed'))
-     ORDER BY i.updated_at
+    WITH o AS (
+        SELECT charter._acting_org(p_org_id) AS org, charter._now() AS clock,
+               make_interval(mins => greatest(coalesce(p_minutes, 10), 0)) AS grace
+    ), live AS (
+        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.updated_at, i.current_nodes, v.compiled AS wf
+          FROM o, charter.workflow_instances AS i
+          JOIN charter.workflow_versions AS v ON v.id = i.version_id
+         WHERE i.org_id = o.org AND i.status = 'running'
+    ), unapplied AS (  -- the org's documents with an event not applied yet (not one held for a pause)
+        SELECT e.document_id, e.entity_type, min(e.created_at) AS since, count(*) AS n,
+               (array_agg(e.error ORDER BY e.created_at) FILTER (WHERE e.error IS NOT NULL))[1] AS error
+          FROM o, charter.document_events AS e
+         WHERE e.org_id = o.org AND e.status IN ('pending', 'processing', 'failed') AND e.next_retry_at <> 'infinity'
+         GROUP BY e.document_id, e.entity_type
+    ), reasons AS (
+        -- Handler tasks not claimed, or claimed past their lease.
+        SELECT i.id AS run_id, i.document_id, i.entity_type, 1 AS rank,
+               CASE WHEN w.kind = 'handler' AND w.resume IS NULL THEN 'task_overdue'
+                    WHEN w.kind = 'event' THEN 'timeout_overdue' ELSE 'timer_overdue' END AS reason,
+               w.node_id AS node, w.due_at AS since,
+               jsonb_strip_nulls(jsonb_build_object('waitKind', CASE w.kind WHEN 'handler' THEN 'task' ELSE w.kind END,
+                   'dueAt', w.due_at, 'claimed', CASE WHEN w.kind = 'handler' AND w.resume IS NULL THEN w.worker_id IS NOT NULL END,
+                   'workerId', w.worker_id, 'attempts', w.attempts, 'lastError', w.last_error,
+                   'actionType', w.detail->>'actionType', 'eventKey', w.event_key)) AS detail
+          FROM o, live AS i
+          JOIN charter.instance_waits AS w ON w.org_id = i.org_id AND w.run_id = i.id
+         WHERE w.due_at < o.clock - o.grace
+        UNION ALL
+        -- Flow tasks ready and not claimed (none held back by a limit), or claimed past their lease.
+        SELECT t.run_id, NULL, NULL, 1, 'task_overdue', t.step_slug, t.available_at,
+               jsonb_strip_nulls(jsonb_build_object('flow', t.workflow_slug, 'claimed', t.status = 'started',
+                   'workerId', t.worker_id, 'attempts', t.attempts))
+          FROM o, charter.tasks AS t
+         WHERE t.org_id = o.org AND t.status IN ('queued', 'started') AND t.available_at IS NOT NULL
+           AND t.available_at < now() - o.grace
+           AND (t.status = 'started' OR (t.limit_key IS NULL AND t.rate_key IS NULL))
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, 2, 'node_not_run', s.step_slug, coalesce(s.ready_at, i.updated_at),
+               jsonb_build_object('status', s.status)
+          FROM o, live AS i
+          JOIN charter.step_states AS s ON s.org_id = i.org_id AND s.run_id = i.id
+         WHERE i.updated_at < now() - o.grace
+           AND (s.status = 'ready'
+                OR (s.status = 'running'
+                    AND i.wf #>> ARRAY['nodes', s.step_slug, 'type'] IS DISTINCT FROM 'lifecycle_state'
+                    AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w
+                                     WHERE w.org_id = i.org_id AND w.run_id = i.id AND w.node_id = s.step_slug)))
+           AND NOT EXISTS (SELECT 1 FROM unapplied AS u WHERE u.document_id = i.document_id)
+        UNION ALL
+        SELECT (SELECT i.id FROM live AS i WHERE i.document_id = u.document_id), u.document_id, u.entity_type, 3,
+               'event_not_applied', NULL, u.since, jsonb_strip_nulls(jsonb_build_object('events', u.n, 'error', u.error))
+          FROM o, unapplied AS u
+         WHERE u.since < now() - o.grace
+           AND NOT EXISTS (SELECT 1 FROM charter.workflow_instances AS p
+                            WHERE p.org_id = o.org AND p.document_id = u.document_id AND p.status = 'paused')
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, 4, 'delivery_overdue', x.node_id, x.next_retry_at,
+               jsonb_strip_nulls(jsonb_build_object('sideEffectId', x.id, 'effectType', x.effect_type, 'status', x.status,
+                                                    'attempts', x.attempts, 'error', x.error))
+          FROM o, live AS i
+          JOIN charter.side_effects AS x ON x.org_id = i.org_id AND x.run_id = i.id
+         WHERE x.status IN ('pending', 'processing', 'failed') AND x.next_retry_at < now() - o.grace
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, 5, 'approval_undecidable', r.node_id, r.created_at,
+               jsonb_build_object('requestId', r.id, 'decision', r.decision, 'approvers', to_jsonb(r.approvers),
+                                  'unable', n.unable)
+          FROM o, live AS i
+          JOIN charter.approval_requests AS r ON r.org_id = i.org_id AND r.run_id = i.id AND r.status = 'pending'
+          CROSS JOIN LATERAL (SELECT charter._approvers_unable(r) AS unable) AS n
+         WHERE CASE WHEN r.decision = 'all'
+                    -- every approver must decide: one who may not, and has not, holds it for ever
+                    THEN EXISTS (SELECT 1 FROM jsonb_each_text(n.unable) AS e WHERE e.value <> 'decided')
+                    ELSE NOT EXISTS (SELECT 1 FROM unnest(r.approvers) AS a WHERE NOT n.unable ? a) END
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, 6, 'nothing_pending', NULL, i.updated_at, '{}'::jsonb
+          FROM o, live AS i
+         WHERE i.updated_at < now() - o.grace
+           AND NOT EXISTS (SELECT 1 FROM unapplied AS u WHERE u.document_id = i.document_id)
+           AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w WHERE w.org_id = i.org_id AND w.run_id = i.id)
+           AND NOT EXISTS (SELECT 1 FROM charter.side_effects AS x
+                            WHERE x.org_id = i.org_id AND x.run_id = i.id AND x.status IN ('pending', 'processing', 'failed'))
+           AND NOT EXISTS (SELECT 1 FROM charter.step_states AS s
+                            WHERE s.org_id = i.org_id AND s.run_id = i.id AND s.status IN ('ready', 'running'))
+    )
+    SELECT jsonb_build_object(
+               'runId', r.run_id, 'documentId', r.document_id, 'entityType', r.entity_type,
+               'kind', CASE WHEN r.document_id IS NULL THEN 'flow' ELSE 'instance' END,
+               'reason', (array_agg(r.reason ORDER BY r.rank, r.since))[1],
+               'reasons', jsonb_agg(jsonb_build_object('reason', r.reason, 'node', r.node, 'since', r.since,
+                                                       'detail', r.detail) ORDER BY r.rank, r.since),
+               'currentNodes', coalesce((SELECT to_jsonb(i.current_nodes) FROM live AS i WHERE i.id = r.run_id),
+                                        jsonb_agg(DISTINCT r.node) FILTER (WHERE r.node IS NOT NULL), '[]'::jsonb),
+               'updatedAt', coalesce((SELECT i.updated_at FROM live AS i WHERE i.id = r.run_id), min(r.since)),
+               'since', min(r.since),
+               'idleSeconds', greatest(extract(epoch FROM now() - coalesce(
+                   (SELECT i.updated_at FROM live AS i WHERE i.id = r.run_id), min(r.since)))::float8, 0))
+      FROM reasons AS r
+     GROUP BY r.run_id, r.document_id, r.entity_type
+     ORDER BY min(r.since), r.run_id
+$$;
+
+-- What the org's instances wait for that is not trouble: one row per wait of an instance
+-- that is not stuck (stuck_instances, p_stuck_minutes), begun at least p_hours ago. kind:
+--   approval    a person decides an approval request;
+--   transition  a person moves the document on (it rests at a state, its gates ahead);
+--   event       an inbound event (its timeout, if any, not passed);
+--   timer       a timer, or an approval's escalation deadline, not yet due;
+--   delivery    a side effect being delivered, or in backoff before its next try;
+--   task        a Python action (handler task) queued or running within its lease;
+--   retry       a node's retry in backoff;
+--   operator    the instance is paused: an operator resumes it.
+CREATE OR REPLACE FUNCTION charter.waiting_instances(p_org_id text, p_hours numeric DEFAULT 0,
+                                                     p_stuck_minutes integer DEFAULT 10)
+RETURNS SETOF jsonb
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+    WITH o AS (
+        SELECT charter._acting_org(p_org_id) AS org,
+               now() - make_interval(secs => greatest(coalesce(p_hours, 0), 0) * 3600) AS before
+    ), stuck AS (
+        SELECT s->>'runId' AS run_id FROM o, charter.stuck_instances(o.org, p_stuck_minutes) AS s
+         WHERE s->>'runId' IS NOT NULL
+    ), live AS (
+        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.status, i.updated_at, v.compiled AS wf
+          FROM o, charter.workflow_instances AS i
+          JOIN charter.workflow_versions AS v ON v.id = i.version_id
+         WHERE i.org_id = o.org AND i.status IN ('running', 'paused')
+           AND NOT EXISTS (SELECT 1 FROM stuck AS s WHERE s.run_id = i.id)
+    ), waits AS (
+        SELECT i.id AS run_id, i.document_id, i.entity_type, i.status,
+               CASE w.kind WHEN 'handler' THEN 'task' ELSE w.kind END AS kind,
+               w.node_id AS node, w.created_at AS since, w.due_at,
+               w.detail || jsonb_strip_nulls(jsonb_build_object('eventKey', w.event_key, 'lastError', w.last_error)) AS detail
+          FROM live AS i
+          JOIN charter.instance_waits AS w ON w.org_id = i.org_id AND w.run_id = i.id
+         WHERE i.status = 'running'
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, i.status, 'transition', s.step_slug,
+               coalesce(s.ready_at, i.updated_at), NULL::timestamptz,
+               jsonb_build_object('state', i.wf #>> ARRAY['nodes', s.step_slug, 'config', 'state'])
+          FROM live AS i
+          JOIN charter.step_states AS s ON s.org_id = i.org_id AND s.run_id = i.id
+         WHERE i.status = 'running' AND s.status = 'running'
+           AND i.wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'lifecycle_state'
+           AND NOT EXISTS (SELECT 1 FROM charter.step_states AS b
+                            WHERE b.org_id = i.org_id AND b.run_id = i.id AND b.status IN ('ready', 'running')
+                              AND i.wf #>> ARRAY['nodes', b.step_slug, 'type'] IS DISTINCT FROM 'lifecycle_state')
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, i.status, 'operator', NULL, i.updated_at, NULL, '{}'::jsonb
+          FROM live AS i WHERE i.status = 'paused'
+    )
+    SELECT jsonb_build_object('runId', w.run_id, 'documentId', w.document_id, 'entityType', w.entity_type,
+                              'status', w.status, 'kind', w.kind, 'node', w.node, 'since', w.since, 'dueAt', w.due_at,
+                              'waitingSeconds', greatest(extract(epoch FROM now() - w.since)::float8, 0),
+                              'detail', w.detail)
+      FROM o, waits AS w
+     WHERE w.since <= o.before
+     ORDER BY w.kind, w.since, w.run_id, w.node
 $$;
 
 -- The health figures of one org (and the workers and flow queues every org shares).
@@ -102,7 +289,21 @@ AS $$
                               WHERE i.org_id = o.org AND i.status = 'failed'
                               ORDER BY i.updated_at DESC LIMIT 20) AS f),
         'stuckMinutes', coalesce(p_stuck_minutes, 10),
-        'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s))
+        'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s),
+        -- Instances waiting (not stuck), and how many wait for each kind of thing (one
+        -- instance may wait for several, say an approval and an event on parallel branches).
+        'waiting', (SELECT jsonb_build_object(
+                        'instances', count(DISTINCT w->>'runId'),
+                        'byKind', coalesce((SELECT jsonb_object_agg(k.kind, k.n) FROM (
+                                                SELECT x->>'kind' AS kind, count(DISTINCT x->>'runId') AS n
+                                                  FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS x
+                                                 GROUP BY 1) AS k), '{}'::jsonb))
+                      FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS w),
+        -- Dead letters of both outboxes: document events and side effects (not tasks).
+        'deadLetters', (SELECT count(*) FROM charter.document_events AS e
+                         WHERE e.org_id = o.org AND e.status = 'dead_letter')
+                     + (SELECT count(*) FROM charter.side_effects AS x
+                         WHERE x.org_id = o.org AND x.status = 'dead_letter' AND x.kind = 'effect'))
       FROM (SELECT charter._acting_org(p_org_id) AS org) AS o
 $$;
 
