@@ -35,12 +35,21 @@ NODES = {
         )
     ],
     "delivery": [
-        ("send", "webhook_out", {"url": "http://127.0.0.1:9/hooks/{entity.code}",
-                                 "payloadTemplate": {"c": "entity.code"}}),  # fmt: skip
+        (
+            "send",
+            "webhook_out",
+            {
+                "url": "http://127.0.0.1:9/hooks/{entity.code}",
+                "payloadTemplate": {"c": "entity.code"},
+            },
+        ),
     ],
     "task": [
-        ("fee", "action", {"actionType": "ops.fee", "runAs": "system",
-                           "payloadTemplate": {"rate": "0.05"}}),  # fmt: skip
+        (
+            "fee",
+            "action",
+            {"actionType": "ops.fee", "runAs": "system", "payloadTemplate": {"rate": "0.05"}},
+        ),
     ],
 }
 
@@ -205,11 +214,14 @@ def test_each_kind_of_stuck_is_found_with_why(acme, db_url, sql, kind, reason):
         assert stuck.reasons[0]["detail"]["claimed"] is True
     if kind.startswith("approval"):
         unable = stuck.reasons[0]["detail"]["unable"]
-        assert unable == {
-            "approval-left": {"boss": "not in the directory"},
-            "approval-delegated": {"sales": "requester"},
-            "approval-all": {"w2": "not in the directory"},
-        }[kind]
+        assert (
+            unable
+            == {
+                "approval-left": {"boss": "not in the directory"},
+                "approval-delegated": {"sales": "requester"},
+                "approval-all": {"w2": "not in the directory"},
+            }[kind]
+        )
     else:
         # With a threshold it has not passed yet, it is not stuck (an approval nobody may
         # decide is stuck at once).
