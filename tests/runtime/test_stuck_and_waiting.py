@@ -10,6 +10,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from ..engine import install
+from ..flows_for_tests import analyze_site
 from . import definitions as defs
 
 VERIFIED = "(SELECT array_agg(id) FROM charter.workflow_versions)"
@@ -231,3 +233,24 @@ def test_each_kind_of_stuck_is_found_with_why(acme, db_url, sql, kind, reason):
     assert run_id not in {
         w.run_id for items in acme.health.waiting_longer_than().values() for w in items
     }
+
+
+def test_a_flow_task_not_claimed_or_past_its_lease_is_stuck(acme, db_url, sql):
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        install(owner, analyze_site())
+    queued = acme.start("analyze_site", {"pages": ["a"]})
+    leased = acme.start("analyze_site", {"pages": ["b"]})
+    assert acme.health.stuck(minutes=10) == []  # ready just now: no worker needed yet
+    sql("UPDATE charter.tasks SET available_at = now() - interval '20 minutes'"
+        " WHERE run_id = %s", queued)  # fmt: skip
+    sql("UPDATE charter.tasks SET status = 'started', worker_id = 'w-gone',"
+        " delivery_token = gen_random_uuid(), available_at = now() - interval '20 minutes'"
+        " WHERE run_id = %s", leased)  # fmt: skip
+    found = {s.run_id: s for s in acme.health.stuck(minutes=10)}
+    assert set(found) == {queued, leased}
+    for run_id, claimed in ((queued, False), (leased, True)):
+        stuck = found[run_id]
+        assert (stuck.kind, stuck.reason, stuck.document_id) == ("flow", "task_overdue", None)
+        assert stuck.reasons[0]["detail"]["claimed"] is claimed
+        assert stuck.reasons[0]["detail"]["flow"] == "analyze_site"
+    assert acme.health.stuck(minutes=30) == []
