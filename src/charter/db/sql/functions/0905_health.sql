@@ -292,13 +292,13 @@ AS $$
         'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s),
         -- Instances waiting (not stuck), and how many wait for each kind of thing (one
         -- instance may wait for several, say an approval and an event on parallel branches).
-        'waiting', (SELECT jsonb_build_object(
-                        'instances', count(DISTINCT w->>'runId'),
+        'waiting', (WITH w AS (SELECT x->>'runId' AS run_id, x->>'kind' AS kind
+                                 FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS x)
+                    SELECT jsonb_build_object(
+                        'instances', (SELECT count(DISTINCT w.run_id) FROM w),
                         'byKind', coalesce((SELECT jsonb_object_agg(k.kind, k.n) FROM (
-                                                SELECT x->>'kind' AS kind, count(DISTINCT x->>'runId') AS n
-                                                  FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS x
-                                                 GROUP BY 1) AS k), '{}'::jsonb))
-                      FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS w),
+                                                SELECT w.kind, count(DISTINCT w.run_id) AS n FROM w GROUP BY 1) AS k),
+                                           '{}'::jsonb))),
         -- Dead letters of both outboxes: document events and side effects (not tasks).
         'deadLetters', (SELECT count(*) FROM charter.document_events AS e
                          WHERE e.org_id = o.org AND e.status = 'dead_letter')
