@@ -100,7 +100,9 @@ AS $$
                                      WHERE w.org_id = i.org_id AND w.run_id = i.id AND w.node_id = s.step_slug)))
            AND NOT EXISTS (SELECT 1 FROM unapplied AS u WHERE u.document_id = i.document_id)
         UNION ALL
-        SELECT (SELECT i.id FROM live AS i WHERE i.document_id = u.document_id), u.document_id, u.entity_type, 3,
+        SELECT (SELECT i.id FROM charter.workflow_instances AS i
+                 WHERE i.org_id = o.org AND i.document_id = u.document_id AND i.status = 'running'),
+               u.document_id, u.entity_type, 3,
                'event_not_applied', NULL, u.since, jsonb_strip_nulls(jsonb_build_object('events', u.n, 'error', u.error))
           FROM o, unapplied AS u
          WHERE u.since < now() - o.grace
@@ -141,14 +143,15 @@ AS $$
                'reason', (array_agg(r.reason ORDER BY r.rank, r.since))[1],
                'reasons', jsonb_agg(jsonb_build_object('reason', r.reason, 'node', r.node, 'since', r.since,
                                                        'detail', r.detail) ORDER BY r.rank, r.since),
-               'currentNodes', coalesce((SELECT to_jsonb(i.current_nodes) FROM live AS i WHERE i.id = r.run_id),
+               'currentNodes', coalesce(to_jsonb(i.current_nodes),
                                         jsonb_agg(DISTINCT r.node) FILTER (WHERE r.node IS NOT NULL), '[]'::jsonb),
-               'updatedAt', coalesce((SELECT i.updated_at FROM live AS i WHERE i.id = r.run_id), min(r.since)),
+               'updatedAt', coalesce(i.updated_at, min(r.since)),
                'since', min(r.since),
-               'idleSeconds', greatest(extract(epoch FROM now() - coalesce(
-                   (SELECT i.updated_at FROM live AS i WHERE i.id = r.run_id), min(r.since)))::float8, 0))
-      FROM reasons AS r
-     GROUP BY r.run_id, r.document_id, r.entity_type
+               'idleSeconds', greatest(extract(epoch FROM now() - coalesce(i.updated_at, min(r.since)))::float8, 0))
+      FROM o CROSS JOIN reasons AS r
+      LEFT JOIN charter.workflow_instances AS i
+        ON i.org_id = o.org AND i.id = r.run_id AND i.document_id = r.document_id
+     GROUP BY r.run_id, r.document_id, r.entity_type, i.id, i.org_id
      ORDER BY min(r.since), r.run_id
 $$;
 
