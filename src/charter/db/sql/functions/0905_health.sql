@@ -23,25 +23,89 @@
 -- org's directory, left out by segregation of duties, or decided already.
 CREATE OR REPLACE FUNCTION charter._approvers_unable(p_request charter.approval_requests)
 RETURNS jsonb
+LANGUAGE plpgsql
+STABLE
+SET search_path = ''
+AS $$
+-- (PL/pgSQL, not SQL, for a plan kept per session: it runs once per pending request.)
+DECLARE
+    v_excluded jsonb;
+BEGIN
+    v_excluded := charter._approval_exclusions(p_request.org_id, p_request.document_id, p_request.entity_version,
+                      p_request.requester, p_request.run_id, p_request.node_id, p_request.token, p_request.config)
+                  || CASE WHEN p_request.requester IS NULL THEN '{}'::jsonb
+                          ELSE jsonb_build_object(p_request.requester, 'requester') END;
+    RETURN (
+        SELECT coalesce(jsonb_object_agg(a.who, CASE
+                   WHEN u.user_id IS NULL THEN 'not in the directory'
+                   WHEN v_excluded ? a.who THEN v_excluded->>a.who
+                   ELSE 'decided' END), '{}'::jsonb)
+          FROM unnest(p_request.approvers) AS a(who)
+          LEFT JOIN charter.directory_users AS u ON u.org_id = p_request.org_id AND u.user_id = a.who
+         WHERE u.user_id IS NULL OR v_excluded ? a.who
+            OR EXISTS (SELECT 1 FROM charter.approval_decisions AS d
+                        WHERE d.request_id = p_request.id AND d.org_id = p_request.org_id AND d.actor = a.who));
+END;
+$$;
+
+-- The lifecycle states (nodes of type lifecycle_state) of some workflow versions, with the
+-- state each stands for: where an instance rests, waiting for a transition.
+CREATE OR REPLACE FUNCTION charter._lifecycle_states(p_version_ids text[])
+RETURNS TABLE (version_id text, slug text, state text)
 LANGUAGE sql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT coalesce(jsonb_object_agg(a.who, CASE
-               WHEN NOT EXISTS (SELECT 1 FROM charter.directory_users AS u
-                                 WHERE u.org_id = p_request.org_id AND u.user_id = a.who) THEN 'not in the directory'
-               WHEN x.excluded ? a.who THEN x.excluded->>a.who
-               ELSE 'decided' END), '{}'::jsonb)
-      FROM unnest(p_request.approvers) AS a(who),
-           (SELECT charter._approval_exclusions(p_request.org_id, p_request.document_id, p_request.entity_version,
-                   p_request.requester, p_request.run_id, p_request.node_id, p_request.token, p_request.config)
-                   || CASE WHEN p_request.requester IS NULL THEN '{}'::jsonb
-                           ELSE jsonb_build_object(p_request.requester, 'requester') END AS excluded) AS x
-     WHERE x.excluded ? a.who
-        OR NOT EXISTS (SELECT 1 FROM charter.directory_users AS u
-                        WHERE u.org_id = p_request.org_id AND u.user_id = a.who)
-        OR EXISTS (SELECT 1 FROM charter.approval_decisions AS d
-                    WHERE d.request_id = p_request.id AND d.org_id = p_request.org_id AND d.actor = a.who)
+    SELECT v.id, n.key, n.value #>> '{config,state}'
+      FROM charter.workflow_versions AS v
+     CROSS JOIN LATERAL jsonb_each(v.compiled->'nodes') AS n
+     WHERE v.id = ANY (p_version_ids) AND n.value->>'type' = 'lifecycle_state'
+$$;
+
+-- The waits of the org's instances that are not stuck (p_stuck: the run ids that are), begun
+-- at p_before or earlier: waiting_instances' rows.
+CREATE OR REPLACE FUNCTION charter._waiting_rows(p_org text, p_before timestamptz, p_stuck text[])
+RETURNS SETOF jsonb
+LANGUAGE sql
+STABLE
+SET search_path = ''
+AS $$
+    WITH live AS (
+        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.status, i.updated_at, i.version_id
+          FROM charter.workflow_instances AS i
+         WHERE i.org_id = p_org AND i.status IN ('running', 'paused') AND NOT i.id = ANY (coalesce(p_stuck, '{}'))
+    ), states AS (
+        SELECT * FROM charter._lifecycle_states(ARRAY(SELECT DISTINCT i.version_id FROM live AS i))
+    ), waits AS (
+        SELECT i.id AS run_id, i.document_id, i.entity_type, i.status,
+               CASE w.kind WHEN 'handler' THEN 'task' ELSE w.kind END AS kind,
+               w.node_id AS node, w.created_at AS since, w.due_at,
+               w.detail || jsonb_strip_nulls(jsonb_build_object('eventKey', w.event_key, 'lastError', w.last_error)) AS detail
+          FROM live AS i
+          JOIN charter.instance_waits AS w ON w.org_id = i.org_id AND w.run_id = i.id
+         WHERE i.status = 'running'
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, i.status, 'transition', s.step_slug,
+               coalesce(s.ready_at, i.updated_at), NULL::timestamptz, jsonb_build_object('state', l.state)
+          FROM live AS i
+          JOIN charter.step_states AS s ON s.org_id = i.org_id AND s.run_id = i.id
+          JOIN states AS l ON l.version_id = i.version_id AND l.slug = s.step_slug
+         WHERE i.status = 'running' AND s.status = 'running'
+           AND NOT EXISTS (SELECT 1 FROM charter.step_states AS b
+                            WHERE b.org_id = i.org_id AND b.run_id = i.id AND b.status IN ('ready', 'running')
+                              AND NOT EXISTS (SELECT 1 FROM states AS m
+                                               WHERE m.version_id = i.version_id AND m.slug = b.step_slug))
+        UNION ALL
+        SELECT i.id, i.document_id, i.entity_type, i.status, 'operator', NULL, i.updated_at, NULL, '{}'::jsonb
+          FROM live AS i WHERE i.status = 'paused'
+    )
+    SELECT jsonb_build_object('runId', w.run_id, 'documentId', w.document_id, 'entityType', w.entity_type,
+                              'status', w.status, 'kind', w.kind, 'node', w.node, 'since', w.since, 'dueAt', w.due_at,
+                              'waitingSeconds', greatest(extract(epoch FROM now() - w.since)::float8, 0),
+                              'detail', w.detail)
+      FROM waits AS w
+     WHERE w.since <= p_before
+     ORDER BY w.kind, w.since, w.run_id, w.node
 $$;
 
 CREATE OR REPLACE FUNCTION charter.stuck_instances(p_org_id text, p_minutes integer DEFAULT 10)
@@ -55,10 +119,11 @@ AS $$
         SELECT charter._acting_org(p_org_id) AS org, charter._now() AS clock,
                make_interval(mins => greatest(coalesce(p_minutes, 10), 0)) AS grace
     ), live AS (
-        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.updated_at, i.current_nodes, v.compiled AS wf
+        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.updated_at, i.current_nodes, i.version_id
           FROM o, charter.workflow_instances AS i
-          JOIN charter.workflow_versions AS v ON v.id = i.version_id
          WHERE i.org_id = o.org AND i.status = 'running'
+    ), states AS (  -- the lifecycle states of the versions they run, read once per version
+        SELECT * FROM charter._lifecycle_states(ARRAY(SELECT DISTINCT i.version_id FROM live AS i))
     ), unapplied AS (  -- the org's documents with an event not applied yet (not one held for a pause)
         SELECT e.document_id, e.entity_type, min(e.created_at) AS since, count(*) AS n,
                (array_agg(e.error ORDER BY e.created_at) FILTER (WHERE e.error IS NOT NULL))[1] AS error
@@ -95,7 +160,7 @@ AS $$
          WHERE i.updated_at < now() - o.grace
            AND (s.status = 'ready'
                 OR (s.status = 'running'
-                    AND i.wf #>> ARRAY['nodes', s.step_slug, 'type'] IS DISTINCT FROM 'lifecycle_state'
+                    AND NOT EXISTS (SELECT 1 FROM states AS l WHERE l.version_id = i.version_id AND l.slug = s.step_slug)
                     AND NOT EXISTS (SELECT 1 FROM charter.instance_waits AS w
                                      WHERE w.org_id = i.org_id AND w.run_id = i.id AND w.node_id = s.step_slug)))
            AND NOT EXISTS (SELECT 1 FROM unapplied AS u WHERE u.document_id = i.document_id)
@@ -173,48 +238,10 @@ STABLE
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    WITH o AS (
-        SELECT charter._acting_org(p_org_id) AS org,
-               now() - make_interval(secs => greatest(coalesce(p_hours, 0), 0) * 3600) AS before
-    ), stuck AS (
-        SELECT s->>'runId' AS run_id FROM o, charter.stuck_instances(o.org, p_stuck_minutes) AS s
-         WHERE s->>'runId' IS NOT NULL
-    ), live AS (
-        SELECT i.id, i.org_id, i.document_id, i.entity_type, i.status, i.updated_at, v.compiled AS wf
-          FROM o, charter.workflow_instances AS i
-          JOIN charter.workflow_versions AS v ON v.id = i.version_id
-         WHERE i.org_id = o.org AND i.status IN ('running', 'paused')
-           AND NOT EXISTS (SELECT 1 FROM stuck AS s WHERE s.run_id = i.id)
-    ), waits AS (
-        SELECT i.id AS run_id, i.document_id, i.entity_type, i.status,
-               CASE w.kind WHEN 'handler' THEN 'task' ELSE w.kind END AS kind,
-               w.node_id AS node, w.created_at AS since, w.due_at,
-               w.detail || jsonb_strip_nulls(jsonb_build_object('eventKey', w.event_key, 'lastError', w.last_error)) AS detail
-          FROM live AS i
-          JOIN charter.instance_waits AS w ON w.org_id = i.org_id AND w.run_id = i.id
-         WHERE i.status = 'running'
-        UNION ALL
-        SELECT i.id, i.document_id, i.entity_type, i.status, 'transition', s.step_slug,
-               coalesce(s.ready_at, i.updated_at), NULL::timestamptz,
-               jsonb_build_object('state', i.wf #>> ARRAY['nodes', s.step_slug, 'config', 'state'])
-          FROM live AS i
-          JOIN charter.step_states AS s ON s.org_id = i.org_id AND s.run_id = i.id
-         WHERE i.status = 'running' AND s.status = 'running'
-           AND i.wf #>> ARRAY['nodes', s.step_slug, 'type'] = 'lifecycle_state'
-           AND NOT EXISTS (SELECT 1 FROM charter.step_states AS b
-                            WHERE b.org_id = i.org_id AND b.run_id = i.id AND b.status IN ('ready', 'running')
-                              AND i.wf #>> ARRAY['nodes', b.step_slug, 'type'] IS DISTINCT FROM 'lifecycle_state')
-        UNION ALL
-        SELECT i.id, i.document_id, i.entity_type, i.status, 'operator', NULL, i.updated_at, NULL, '{}'::jsonb
-          FROM live AS i WHERE i.status = 'paused'
-    )
-    SELECT jsonb_build_object('runId', w.run_id, 'documentId', w.document_id, 'entityType', w.entity_type,
-                              'status', w.status, 'kind', w.kind, 'node', w.node, 'since', w.since, 'dueAt', w.due_at,
-                              'waitingSeconds', greatest(extract(epoch FROM now() - w.since)::float8, 0),
-                              'detail', w.detail)
-      FROM o, waits AS w
-     WHERE w.since <= o.before
-     ORDER BY w.kind, w.since, w.run_id, w.node
+    SELECT w FROM (SELECT charter._acting_org(p_org_id) AS org) AS o,
+           charter._waiting_rows(o.org, now() - make_interval(secs => greatest(coalesce(p_hours, 0), 0) * 3600),
+                                 ARRAY(SELECT s->>'runId' FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s
+                                        WHERE s->>'runId' IS NOT NULL)) AS w
 $$;
 
 -- The health figures of one org (and the workers and flow queues every org shares).
@@ -292,11 +319,13 @@ AS $$
                               WHERE i.org_id = o.org AND i.status = 'failed'
                               ORDER BY i.updated_at DESC LIMIT 20) AS f),
         'stuckMinutes', coalesce(p_stuck_minutes, 10),
-        'stuck', (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s),
+        'stuck', st.entries,
         -- Instances waiting (not stuck), and how many wait for each kind of thing (one
         -- instance may wait for several, say an approval and an event on parallel branches).
         'waiting', (WITH w AS (SELECT x->>'runId' AS run_id, x->>'kind' AS kind
-                                 FROM charter.waiting_instances(o.org, 0, p_stuck_minutes) AS x)
+                                 FROM charter._waiting_rows(o.org, now(), ARRAY(
+                                          SELECT e->>'runId' FROM jsonb_array_elements(st.entries) AS e
+                                           WHERE e->>'runId' IS NOT NULL)) AS x)
                     SELECT jsonb_build_object(
                         'instances', (SELECT count(DISTINCT w.run_id) FROM w),
                         'byKind', coalesce((SELECT jsonb_object_agg(k.kind, k.n) FROM (
@@ -307,7 +336,9 @@ AS $$
                          WHERE e.org_id = o.org AND e.status = 'dead_letter')
                      + (SELECT count(*) FROM charter.side_effects AS x
                          WHERE x.org_id = o.org AND x.status = 'dead_letter' AND x.kind = 'effect'))
-      FROM (SELECT charter._acting_org(p_org_id) AS org) AS o
+      FROM (SELECT charter._acting_org(p_org_id) AS org) AS o,
+           LATERAL (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) AS entries
+                      FROM charter.stuck_instances(o.org, p_stuck_minutes) AS s) AS st
 $$;
 
 -- A stuck instance, run again: a retry wait due now makes the engine drain it (ready nodes
