@@ -235,7 +235,7 @@ def test_each_kind_of_stuck_is_found_with_why(acme, db_url, sql, kind, reason):
     }
 
 
-def test_a_flow_task_not_claimed_or_past_its_lease_is_stuck(acme, db_url, sql):
+def test_a_flow_task_not_claimed_or_past_its_lease_is_stuck(acme, db_url, sql, login, keys):
     with psycopg.connect(db_url, autocommit=True) as owner:
         install(owner, analyze_site())
     queued = acme.start("analyze_site", {"pages": ["a"]})
@@ -254,3 +254,17 @@ def test_a_flow_task_not_claimed_or_past_its_lease_is_stuck(acme, db_url, sql):
         assert stuck.reasons[0]["detail"]["claimed"] is claimed
         assert stuck.reasons[0]["detail"]["flow"] == "analyze_site"
     assert acme.health.stuck(minutes=30) == []
+    # The health page shows them, with the way to their run page and no instance's buttons.
+    from starlette.testclient import TestClient
+
+    from charter.api import create_app
+
+    from .test_dashboard import _sign_in
+
+    with TestClient(create_app(login("charter_app")), follow_redirects=False) as site:
+        _sign_in(site, keys["ops"])
+        page = site.get("/").text
+    for run_id in (queued, leased):
+        assert f'data-run="{run_id}" data-reason="task_overdue"' in page
+        assert f'action="/stuck/{run_id}"' not in page
+    assert 'value="force-fail"' not in page
