@@ -13,25 +13,91 @@ from charter.errors import ArgumentError, with_code
 from charter.operations import text_argument
 from charter.store import Call, Operation, first_json, first_value, json_rows
 
+# Why an entry is stuck, and what an operator does about it.
+STUCK_REASONS = {
+    "task_overdue": "a task ready and not claimed, or claimed past its lease: is a worker "
+    "running that serves it?",
+    "node_not_run": "a node ready that the engine has not run: nudge it",
+    "event_not_applied": "a document event not applied: is the documents engine running, "
+    "and what is the event's error?",
+    "timer_overdue": "a timer, retry or escalation due and not fired: is the documents engine "
+    "running?",
+    "timeout_overdue": "an event wait's timeout passed and not fired: is the documents engine "
+    "running?",
+    "delivery_overdue": "a side effect past its retry time: is a delivery worker running?",
+    "approval_undecidable": "an approval nobody may decide: give the role to someone who may, "
+    "or force-fail and retry",
+    "nothing_pending": "running with nothing pending and not at an end: rebuild, nudge or "
+    "force-fail",
+}
+
+# What a waiting instance waits for (none of it is trouble).
+WAIT_KINDS = ("approval", "transition", "event", "timer", "delivery", "task", "retry", "operator")
+
 
 @dataclass(frozen=True)
 class StuckInstance:
-    run_id: str
-    document_id: str
-    entity_type: str
+    """Something that should be moving and is not: an instance (``kind`` ``"instance"``) or
+    a flow run (``"flow"``: no document). ``reason`` is the first of ``reasons`` (each with
+    its node, since when and detail); :data:`STUCK_REASONS` says what each means."""
+
+    run_id: str | None
+    document_id: str | None
+    entity_type: str | None
     current_nodes: list[str]
     updated_at: datetime | None
     idle_seconds: float
+    reason: str = "nothing_pending"
+    reasons: list[dict[str, Any]] = field(default_factory=list)
+    kind: str = "instance"
+    since: datetime | None = None
 
 
 def _stuck(data: dict[str, Any]) -> StuckInstance:
     return StuckInstance(
-        run_id=data["runId"],
-        document_id=data["documentId"],
-        entity_type=data["entityType"],
+        run_id=data.get("runId"),
+        document_id=data.get("documentId"),
+        entity_type=data.get("entityType"),
         current_nodes=list(data.get("currentNodes") or []),
         updated_at=timestamp(data.get("updatedAt")),
         idle_seconds=float(data["idleSeconds"]),
+        reason=data.get("reason") or "nothing_pending",
+        reasons=list(data.get("reasons") or []),
+        kind=data.get("kind") or "instance",
+        since=timestamp(data.get("since")),
+    )
+
+
+@dataclass(frozen=True)
+class WaitingInstance:
+    """An instance waiting, not stuck: for a person (``approval``, ``transition``), an
+    ``event``, a ``timer`` not yet due, a ``delivery`` in backoff, a ``task``, a ``retry``,
+    or an ``operator`` (paused); since when, and the wait's detail."""
+
+    run_id: str
+    document_id: str
+    entity_type: str
+    kind: str
+    node: str | None
+    since: datetime | None
+    waiting_seconds: float
+    due_at: datetime | None
+    status: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _waiting(data: dict[str, Any]) -> WaitingInstance:
+    return WaitingInstance(
+        run_id=data["runId"],
+        document_id=data["documentId"],
+        entity_type=data["entityType"],
+        kind=data["kind"],
+        node=data.get("node"),
+        since=timestamp(data.get("since")),
+        waiting_seconds=float(data["waitingSeconds"]),
+        due_at=timestamp(data.get("dueAt")),
+        status=data["status"],
+        detail=dict(data.get("detail") or {}),
     )
 
 
@@ -81,6 +147,8 @@ class HealthReport:
     # ("approval", "transition", "timer", "event", "delivery"); step_latency_p95_ms leaves
     # them out.
     wait_latency_p95_ms: dict[str, float] = field(default_factory=dict)
+    waiting: dict[str, Any] = field(default_factory=dict)  # {"instances": n, "byKind": {...}}
+    dead_letters: int = 0  # both outboxes' (document events and side effects)
 
 
 def _minutes(minutes: Any) -> int:
@@ -105,6 +173,8 @@ def health_report(org_id: str, minutes: int) -> Operation[HealthReport]:
         raw=data,
         failures=[_failed(f) for f in data.get("failures") or []],
         wait_latency_p95_ms=dict(data.get("waitLatencyP95Ms") or {}),
+        waiting=data.get("waiting") or {"instances": 0, "byKind": {}},
+        dead_letters=int(data.get("deadLetters") or 0),
     )
 
 
@@ -112,6 +182,31 @@ def stuck_instances(org_id: str, minutes: int) -> Operation[list[StuckInstance]]
     params = {"org_id": org_id, "minutes": _minutes(minutes)}
     rows = yield Call("stuck_instances", params, json_rows)
     return [_stuck(row) for row in rows]
+
+
+def _hours(hours: Any) -> float:
+    if (
+        isinstance(hours, bool)
+        or not isinstance(hours, int | float)
+        or not 0 <= hours <= 1_000_000  # also refuses NaN
+    ):
+        raise ArgumentError(
+            f"hours must be a number from 0 to 1000000 (0: every wait), not {hours!r:.40}."
+        )
+    return float(hours)
+
+
+def waiting_longer_than(
+    org_id: str, hours: float, stuck_minutes: int = 10
+) -> Operation[dict[str, list[WaitingInstance]]]:
+    """The waits of instances that are not stuck, begun ``hours`` ago or more, by kind."""
+    params = {"org_id": org_id, "hours": _hours(hours), "minutes": _minutes(stuck_minutes)}
+    rows = yield Call("waiting_instances", params, json_rows)
+    grouped: dict[str, list[WaitingInstance]] = {}
+    for row in rows:
+        wait = _waiting(row)
+        grouped.setdefault(wait.kind, []).append(wait)
+    return grouped
 
 
 def nudge_instance(org_id: str, run_id: str, actor: str | None) -> Operation[bool]:

@@ -12,7 +12,7 @@ import psycopg
 
 from charter import health
 from charter import side_effects as ops
-from charter.health import HealthReport, StuckInstance
+from charter.health import HealthReport, StuckInstance, WaitingInstance
 from charter.side_effects import EmailSend, Notification, QueuedWebhook, SideEffect
 from charter.store import AsyncStore, Store
 
@@ -259,8 +259,19 @@ class Health:
         return self._store.perform(health.health_report(self._org, stuck_minutes))
 
     def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:
-        """Instances running with nothing queued, leased or waited for, idle ``minutes``."""
+        """What should be moving and is not, each with why (``reason``): a task or node not
+        run, an event not applied, a timer or timeout not fired, a delivery past its retry
+        time (each ``minutes`` overdue), an approval nobody may decide, an instance with
+        nothing pending that is not at an end. Waiting for a person is not stuck."""
         return self._store.perform(health.stuck_instances(self._org, minutes))
+
+    def waiting_longer_than(
+        self, *, hours: float = 0, stuck_minutes: int = 10
+    ) -> dict[str, builtins.list[WaitingInstance]]:
+        """Instances waiting (not stuck) for ``hours`` or more, by what they wait for:
+        ``approval`` and ``transition`` (a person), ``event``, ``timer``, ``delivery``,
+        ``task``, ``retry``, ``operator`` (paused)."""
+        return self._store.perform(health.waiting_longer_than(self._org, hours, stuck_minutes))
 
     def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
         """Have the engine run the instance again (re-enqueue its advance)."""
@@ -284,6 +295,12 @@ class AsyncHealth:
 
     async def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:
         return await self._store.perform(health.stuck_instances(self._org, minutes))
+
+    async def waiting_longer_than(
+        self, *, hours: float = 0, stuck_minutes: int = 10
+    ) -> dict[str, builtins.list[WaitingInstance]]:
+        op = health.waiting_longer_than(self._org, hours, stuck_minutes)
+        return await self._store.perform(op)
 
     async def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
         return await self._store.perform(health.nudge_instance(self._org, run_id, actor))

@@ -80,7 +80,9 @@ def requests(draw: st.DrawFn) -> tuple[ApiRoute, str, dict[str, str], bytes | No
     path = re.sub(r"{\w+}", lambda _: draw(path_values), route.path)
     query = {}
     if route.method == "GET":
-        names = st.sampled_from(["limit", "version", "stuck_minutes", "after", "state", "flow"])
+        names = st.sampled_from(
+            ["limit", "version", "stuck_minutes", "hours", "after", "state", "flow"]
+        )
         for name in draw(st.lists(names, max_size=2)):
             value = draw(st.one_of(hostile_text.map(str), huge_numbers.map(str)))
             query[name] = _text(value)[:500]  # longer is a URL no client sends

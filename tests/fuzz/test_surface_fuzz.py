@@ -96,6 +96,8 @@ CALLS: dict[str, Call] = {
     "email status": lambda c, v: c.tasks.email_status(v),
     "health minutes": lambda c, v: c.health.report(stuck_minutes=v),
     "stuck minutes": lambda c, v: c.health.stuck(minutes=v),
+    "waiting hours": lambda c, v: c.health.waiting_longer_than(hours=v),
+    "waiting stuck minutes": lambda c, v: c.health.waiting_longer_than(stuck_minutes=v),
     "nudge": lambda c, v: c.health.nudge(v),
     "rebuild": lambda c, v: c.health.rebuild(v),
     "force fail": lambda c, v: c.health.force_fail(v, "stuck"),

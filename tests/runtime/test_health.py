@@ -85,9 +85,11 @@ def test_a_stuck_instance_is_found_nudged_rebuilt_and_force_failed(
         " WHERE id = %s", run_id)  # fmt: skip
     [stuck] = acme.health.stuck(minutes=10)
     assert (stuck.run_id, stuck.document_id) == (run_id, waiting.id) and stuck.idle_seconds > 1100
+    assert stuck.reason == "node_not_run"  # a node ready that the engine never ran
     assert acme.health.stuck(minutes=30) == []
     assert main(["--database-url", db_url, "doctor", "--org", "acme"]) == 1
-    assert run_id in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert run_id in said and "node_not_run" in said
 
     assert acme.health.nudge(run_id, actor="ops") is True  # the engine runs it again
     deadline = time.monotonic() + 20

@@ -26,10 +26,12 @@ from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
 from charter.approvals import request as approval_request
 from charter.errors import CharterError, RunNotFoundError
+from charter.health import STUCK_REASONS
 from charter.status import waiting_text
 from charter.store import Call, first_json, json_rows
 
 HERE = Path(__file__).parent
+WAITING_HOURS = 24  # the health page lists the instances waiting this long
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 # JSON as people read it (autoescaping keeps it safe in the page).
 templates.env.filters["waiting"] = waiting_text
@@ -185,7 +187,16 @@ async def sign_out(request: Request) -> Response:
 @page("health.html")
 async def health_page(request: Request, who: Principal) -> Response:
     report = await who.client.health.report()
-    return _page(request, who, "health.html", report=report)
+    waiting = await who.client.health.waiting_longer_than(hours=WAITING_HOURS)
+    return _page(
+        request,
+        who,
+        "health.html",
+        report=report,
+        reasons=STUCK_REASONS,
+        waiting=waiting,
+        waiting_hours=WAITING_HOURS,
+    )
 
 
 @page("health.html")

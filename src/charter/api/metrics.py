@@ -17,6 +17,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from charter.api.auth import Principal
+from charter.health import STUCK_REASONS, WAIT_KINDS
 from charter.store import Call, first_json
 
 BUCKETS = ("0.005", "0.025", "0.1", "0.5", "2", "10", "60")
@@ -60,8 +61,37 @@ class _Snapshot(Collector):
         for status, n in h["instances"].items():
             instances.add_metric([status], n)
         yield instances
-        yield GaugeMetricFamily("charter_stuck_instances", "Instances the stuck detector finds",
-                                value=len(h["stuck"]))  # fmt: skip
+        yield GaugeMetricFamily(
+            "charter_stuck_instances",
+            "Instances and flow runs that should be moving and are not (the stuck detector)",
+            value=len(h["stuck"]),
+        )
+        reasons = GaugeMetricFamily(
+            "charter_stuck_by_reason", "Stuck instances and flow runs by their first reason",
+            labels=["reason"],
+        )  # fmt: skip
+        for reason in STUCK_REASONS:
+            reasons.add_metric([reason], sum(1 for s in h["stuck"] if s.get("reason") == reason))
+        yield reasons
+        waiting = h.get("waiting") or {}
+        yield GaugeMetricFamily(
+            "charter_waiting_instances_all",
+            "Instances waiting, not stuck (for a person, an event, a timer not yet due...)",
+            value=waiting.get("instances", 0),
+        )
+        by_kind = GaugeMetricFamily(
+            "charter_waiting_instances",
+            "Instances waiting (not stuck) by what they wait for (one may wait for several)",
+            labels=["kind"],
+        )
+        for kind in WAIT_KINDS:
+            by_kind.add_metric([kind], (waiting.get("byKind") or {}).get(kind, 0))
+        yield by_kind
+        yield GaugeMetricFamily(
+            "charter_dead_letters",
+            "Dead letters of both outboxes (document events and side effects)",
+            value=h.get("deadLetters", 0),
+        )
         p95 = h.get("stepLatencyP95Ms")
         yield GaugeMetricFamily(
             "charter_step_latency_p95_seconds",

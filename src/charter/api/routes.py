@@ -198,6 +198,20 @@ async def get_health(request: Request, who: Principal) -> Any:
     return snake_keys({k: v for k, v in jsonable(report).items() if k != "raw"})
 
 
+@api(
+    "GET",
+    "/api/health/waiting",
+    "Instances waiting (not stuck) at least `hours`, by what they wait for",
+    "health",
+)
+async def get_health_waiting(request: Request, who: Principal) -> Any:
+    waiting = await who.client.health.waiting_longer_than(
+        hours=_int_param(request, "hours", 0, low=0, high=1_000_000),
+        stuck_minutes=_int_param(request, "stuck_minutes", 10, low=1, high=525_600),
+    )
+    return snake_keys(jsonable(waiting))
+
+
 # -- runs --------------------------------------------------------------------------------
 
 

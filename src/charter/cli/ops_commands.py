@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import getpass
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -53,11 +54,16 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     serve.set_defaults(handler=serve_command)
 
     doctor = commands.add_parser(
-        "doctor", help="workflow health of an org: queues, outboxes, dead letters, stuck instances"
+        "doctor",
+        help="workflow health of an org: queues, outboxes, dead letters, stuck and waiting "
+        "instances (exit 1 when something is stuck or dead-lettered; waiting is not trouble)",
     )
     option(doctor, "--org", default="default", help="the org to examine")
     option(doctor, "--minutes", type=int, default=10,
-           help="an instance idle this long with nothing pending is stuck")  # fmt: skip
+           help="how overdue a task, event, timer or delivery (or how long an instance with "
+                "nothing pending idles) before it is stuck")  # fmt: skip
+    option(doctor, "--waiting-hours", type=float, default=24.0,
+           help="list the instances waiting (for a person, an event...) this long")  # fmt: skip
     flag(doctor, "--json", help="print the report as JSON")
     group = doctor.add_mutually_exclusive_group()
     option(group, "--nudge", metavar="RUN_ID", help="have the engine run a stuck instance again")
@@ -179,6 +185,7 @@ def doctor_command(
     org: str,
     minutes: int,
     json: bool,
+    waiting_hours: float = 24.0,
     nudge: str | None,
     rebuild: str | None,
     force_fail: str | None,
@@ -201,9 +208,11 @@ def doctor_command(
             out.print(f"{'nudged' if nudge else 'rebuilt' if rebuild else 'failed'}: {run_id}")
             return 0
         report = client.health.report(stuck_minutes=minutes)
+        waiting = client.health.waiting_longer_than(hours=waiting_hours, stuck_minutes=minutes)
+    trouble = 1 if report.stuck or report.dead_letters else 0
     if json:
         print_json(report.raw)
-        return 0
+        return trouble
     events, effects = report.document_events, report.side_effects
     p95 = report.step_latency_p95_ms
     out.print(f"org {escape(org)}: {report.workers_alive} workers alive")
@@ -237,16 +246,27 @@ def doctor_command(
             f"  failed {f.run_id}  {escape(f.entity_type)} {escape(f.document_id)} at "
             f"{escape(f.node or '?')}: [{escape(f.code or '?')}] {escape(f.message or '')}"
         )
+    _print_waiting(report.waiting, waiting, waiting_hours)
+    out.print(f"{report.dead_letters} dead letters (charter dlq: retry or drop them)")
     if not report.stuck:
-        out.print(f"no stuck instances (idle over {minutes} min with nothing pending)")
-        return 0
-    out.print(f"[bold]{len(report.stuck)} stuck[/] (idle over {minutes} min, nothing pending):")
+        out.print(f"0 stuck (nothing overdue by {minutes} min, nothing idle with nothing pending)")
+        return trouble
+    out.print(f"[bold]{len(report.stuck)} stuck[/] (overdue by {minutes} min, or nothing pending):")
     for s in report.stuck:
-        out.print(
-            f"  {s.run_id}  {escape(s.entity_type)} {escape(s.document_id)} at "
-            f"{escape(', '.join(s.current_nodes))}, idle {s.idle_seconds / 60:.0f} min — "
-            f"charter doctor --org {escape(org)} --nudge {s.run_id} | --rebuild | --force-fail"
+        what = (
+            f"{escape(s.entity_type or '')} {escape(s.document_id)}"
+            if s.document_id
+            else f"flow run {escape(s.run_id or '')}"
         )
+        out.print(
+            f"  {s.run_id or '-'}  {what} at {escape(', '.join(s.current_nodes))}, "
+            f"[bold]{escape(s.reason)}[/]: {escape(health.STUCK_REASONS.get(s.reason, ''))}"
+        )
+        if s.kind == "instance" and s.run_id:
+            out.print(
+                f"      charter doctor --org {escape(org)} --nudge {s.run_id} | --rebuild | "
+                "--force-fail"
+            )
     return 1
 
 
@@ -256,6 +276,25 @@ def _duration(ms: float) -> str:
         if ms >= size:
             return f"{ms / size:.1f} {unit}"
     return f"{ms:.1f} ms"
+
+def _print_waiting(
+    counts: dict[str, Any], waiting: dict[str, list[health.WaitingInstance]], hours: float
+) -> None:
+    by_kind = counts.get("byKind") or {}
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(by_kind.items()))
+    out.print(
+        f"{counts.get('instances', 0)} waiting (not trouble)" + (f": {kinds}" if kinds else "")
+    )
+    longer = [w for kind in sorted(waiting) for w in waiting[kind]]
+    if longer:
+        out.print(f"  {len(longer)} waiting longer than {hours:g} h:")
+    for w in longer[:20]:
+        out.print(
+            f"    {w.run_id}  {escape(w.entity_type)} {escape(w.document_id)} waits for "
+            f"{escape(w.kind)} at {escape(w.node or '-')}, {w.waiting_seconds / 3600:.1f} h"
+        )
+    if len(longer) > 20:
+        out.print(f"    … and {len(longer) - 20} more (client.health.waiting_longer_than)")
 
 
 def _when(moment: object) -> str:

@@ -440,6 +440,9 @@ SELECT charter.health_report(%(org_id)s, %(minutes)s);
 -- name: stuck_instances
 SELECT charter.stuck_instances(%(org_id)s, %(minutes)s);
 
+-- name: waiting_instances
+SELECT charter.waiting_instances(%(org_id)s, %(hours)s::numeric, %(minutes)s);
+
 -- name: nudge_instance
 SELECT charter.nudge_instance(%(org_id)s, %(run_id)s, %(actor)s);
 

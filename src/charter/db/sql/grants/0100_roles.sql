@@ -77,6 +77,7 @@ TO charter_app;
 -- stuck detector and its ways out. Making and revoking keys stays with the owner.
 GRANT EXECUTE ON FUNCTION
     charter.authenticate_api_key, charter.health_report, charter.stuck_instances,
+    charter.waiting_instances,
     charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance,
     charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview,
     charter.approvals_closed_for
