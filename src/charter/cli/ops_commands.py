@@ -277,6 +277,7 @@ def _duration(ms: float) -> str:
             return f"{ms / size:.1f} {unit}"
     return f"{ms:.1f} ms"
 
+
 def _print_waiting(
     counts: dict[str, Any], waiting: dict[str, list[health.WaitingInstance]], hours: float
 ) -> None:
