@@ -204,10 +204,13 @@ class Documents:
         op = ops.listing(self._org, entity_type, state, limit, after)
         return self._store.perform(op, connection)
 
-    def wait(self, document_id: str, timeout: float = 30) -> Document:
-        """The document once its workflow instance has nothing runnable left (it waits on
-        people, events or timers, or it ended); ``.workflow`` says where it is."""
-        return self._store.perform(instances.wait(self._org, document_id, timeout))
+    def wait(self, document_id: str, timeout: float = 30, *, until: str = "settled") -> Document:
+        """The document once its workflow has come as far as ``until`` says: ``"settled"``
+        (the default: it waits for a person, an event or a resume, or it ended; timers and
+        delivery retries are waited through), ``"idle"`` (nothing runnable right now, a
+        pending timer or delivery retry included) or a state of its contract (the document is
+        in it). ``.workflow`` says where it is; DocumentWaitTimeoutError after ``timeout``."""
+        return self._store.perform(instances.wait(self._org, document_id, timeout, until))
 
 
 class AsyncDocuments:
@@ -387,9 +390,12 @@ class AsyncDocuments:
         op = ops.listing(self._org, entity_type, state, limit, after)
         return await self._store.perform(op, connection)
 
-    async def wait(self, document_id: str, timeout: float = 30) -> Document:
-        """The document once its workflow instance has nothing runnable left."""
-        return await self._store.perform(instances.wait(self._org, document_id, timeout))
+    async def wait(
+        self, document_id: str, timeout: float = 30, *, until: str = "settled"
+    ) -> Document:
+        """The document once its workflow has come as far as ``until`` says (as
+        :meth:`Documents.wait`)."""
+        return await self._store.perform(instances.wait(self._org, document_id, timeout, until))
 
 
 class Directory:

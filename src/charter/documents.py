@@ -65,6 +65,9 @@ class DocumentWorkflow:
     cancel_reason: str | None = None
     started_at: datetime | None = None
     completed_at: datetime | None = None
+    # Nothing more happens without outside input (a person, an event, a resume): nothing
+    # runnable, and no timer, delivery (retries included) or task pending.
+    settled: bool = False
 
 
 def _detail(kind: str, detail: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +95,7 @@ def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
         cancel_reason=data.get("cancelReason"),
         started_at=timestamp(data.get("startedAt")),
         completed_at=timestamp(data.get("completedAt")),
+        settled=bool(data.get("settled")),
     )
 
 

@@ -173,7 +173,8 @@ async def _settle(
     ) as progress:
         bar = progress.add_task(label, total=len(every))
         for done, doc_id in enumerate(every, 1):
-            await client.documents.wait(doc_id, timeout=120)
+            # Idle, not settled: timers wait for the test clock, webhooks for their portal.
+            await client.documents.wait(doc_id, timeout=120, until="idle")
             progress.update(bar, completed=done)
 
 

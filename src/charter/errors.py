@@ -76,8 +76,10 @@ The tree::
     │   ├── WorkflowNodeError             WORKFLOW_NODE_INVALID (e.g. an until that is no time)
     │   ├── ApproversEmptyError           APPROVERS_EMPTY (an approval's approvers: nobody)
     │   ├── DeliveryFailedError           DELIVERY_FAILED (a side effect dead-lettered)
-    │   │   └── WebhookDestinationDeniedError WEBHOOK_DESTINATION_DENIED (loopback, private,
-    │   │                                 link-local…: not in CHARTER_WEBHOOK_ALLOW)
+    │   │   ├── WebhookDestinationDeniedError WEBHOOK_DESTINATION_DENIED (loopback, private,
+    │   │   │                             link-local…: not in CHARTER_WEBHOOK_ALLOW)
+    │   │   └── ChannelNotConfiguredError CHANNEL_NOT_CONFIGURED (no running worker can send
+    │   │                                 it: e.g. email without CHARTER_SMTP_URL)
     │   ├── StuckForceFailedError         STUCK_FORCE_FAILED (an admin failed a stuck one)
     │   └── WaitTimedOutError             WAIT_TIMED_OUT (no event, no timeout edge)
     ├── EventInvalidError             EVENT_INVALID (an event's key or id)
@@ -792,6 +794,15 @@ class WebhookDestinationDeniedError(
     link-local or the metadata address, private, multicast, reserved), in whatever spelling;
     it is dead-lettered at once. Send it somewhere public, or opt the network in with
     ``CHARTER_WEBHOOK_ALLOW`` (e.g. ``10.0.0.0/8``) in the worker's environment."""
+
+
+class ChannelNotConfiguredError(
+    DeliveryFailedError, code="CHANNEL_NOT_CONFIGURED", sqlstate="CH125"
+):
+    """A notification's channel is one no running worker can send (email without
+    ``CHARTER_SMTP_URL``, SMS without ``CHARTER_SMS_URL``): it is dead-lettered at once
+    rather than left pending. Configure the channel in a worker's environment, then re-drive
+    the dead letter."""
 
 
 class SideEffectInvalidError(

@@ -30,25 +30,77 @@ def workflow_of(org_id: str, document_id: str) -> Operation[DocumentWorkflow | N
     return document_workflow((yield Call("document_workflow", params, first_json)))
 
 
-def wait(org_id: str, document_id: str, timeout: float) -> Operation[Document]:
-    """The document once its instance has nothing runnable left: it waits on people, events
-    or timers, or it ended. DocumentWaitTimeoutError after ``timeout`` seconds."""
+WAIT_UNTIL = ("settled", "idle")
+"""What ``documents.wait(until=)`` takes besides a state of the document's contract."""
+
+
+def wait(
+    org_id: str, document_id: str, timeout: float, until: str = "settled"
+) -> Operation[Document]:
+    """The document once its workflow has come as far as ``until`` says:
+
+    * ``"settled"`` (the default): nothing more happens without outside input — it waits for
+      a person, an event or a resume, or it ended — so timers, deliveries and their retries
+      are waited through;
+    * ``"idle"``: nothing is runnable right now (it may wait on a timer or a delivery retry);
+    * a state of the document's contract: the document is in that state.
+
+    DocumentWaitTimeoutError after ``timeout`` seconds."""
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         raise ArgumentError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not isinstance(until, str) or not until:
+        raise ArgumentError(
+            f"until must be 'settled', 'idle' or a state of the document's contract, not "
+            f"{until!r:.60}"
+        )
+    text_argument(document_id, "document id")
+    if until not in WAIT_UNTIL:
+        states = yield Call(
+            "document_states", {"org_id": org_id, "document_id": document_id}, first_value
+        )
+        if until not in (states or []):
+            raise ArgumentError(
+                f"until={until!r:.60}: document {document_id!r}'s contract has no such state; its "
+                f"states are {', '.join(states or [])}. Pass one of them, 'settled' (the "
+                "default) or 'idle'."
+            )
     deadline = time.monotonic() + timeout
     while True:
         seen = yield Listen()
-        state = yield from workflow_of(org_id, document_id)
-        if state is not None and not state.runnable:
-            return (yield from get(org_id, document_id, None))
+        if until in WAIT_UNTIL:
+            state = yield from workflow_of(org_id, document_id)
+            if state is not None and (state.settled if until == "settled" else not state.runnable):
+                return (yield from get(org_id, document_id, None))
+        else:
+            document = yield from get(org_id, document_id, None)
+            if document.state == until:
+                return document
+            state = document.workflow
         left = deadline - time.monotonic()
         if left <= 0:
-            raise DocumentWaitTimeoutError(
-                f"Document {document_id!r}'s workflow still had work after {timeout:g}s "
-                f"(at {', '.join(state.current_nodes) if state else 'no instance yet'}). Is a "
-                "worker running (`charter worker`)? The document goes on either way."
-            )
+            raise DocumentWaitTimeoutError(_not_yet(document_id, timeout, until, state))
         yield Listen(seen, min(left, _POLL_S))
+
+
+def _not_yet(document_id: str, timeout: float, until: str, state: DocumentWorkflow | None) -> str:
+    at = ", ".join(state.current_nodes) if state and state.current_nodes else "no instance yet"
+    kinds = sorted({w.kind for w in state.waiting_for}) if state else []
+    waits = f", waiting for {' and '.join(kinds)}" if kinds else ""
+    if until not in WAIT_UNTIL:
+        return (
+            f"Document {document_id!r} did not reach state {until!r} within {timeout:g}s (its "
+            f"workflow is at {at}{waits}). The document goes on either way."
+        )
+    if until == "settled" and state is not None and not state.runnable:
+        return (
+            f"Document {document_id!r}'s workflow did not settle within {timeout:g}s (at {at}"
+            f"{waits}): a timer or a delivery is still to come. Wait longer, or pass "
+            "until='idle' to return while it waits on them. The document goes on either way."
+        )
+    return (
+        f"Document {document_id!r}'s workflow still had work after {timeout:g}s (at {at}). "
+        "Is a worker running (`charter worker`)? The document goes on either way."
+    )
 
 
 # -- events --------------------------------------------------------------------------------

@@ -109,6 +109,7 @@ CALLS: dict[str, Call] = {
     "restart": lambda c, v: c.documents.restart(v, actor="u-1"),
     "restart reason": lambda c, v: c.documents.restart("inv-1", actor="u-1", reason=v),
     "wait": lambda c, v: c.documents.wait(v, timeout=0),
+    "wait until": lambda c, v: c.documents.wait("inv-1", timeout=1, until=v),
 }  # fmt: skip
 
 

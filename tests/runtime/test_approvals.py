@@ -245,10 +245,13 @@ def test_an_undecided_request_escalates_to_the_approvers_managers(acme, engine, 
     assert escalated.delegated["escalatedFrom"] == ["lead"]
     assert [w.kind for w in waiting.workflow.waiting_for] == ["approval"]
     [(recipients,)] = sql(
-        "SELECT request->'recipients' FROM charter.side_effects WHERE node_id LIKE %s",
+        "SELECT request->'recipients' FROM charter.side_effects WHERE node_id LIKE %s"
+        " AND request->>'channel' = 'email'",
         "%#escalation",
     )
     assert recipients == [{"user": "boss2", "address": "boss2@example.com"}]
+    [note] = acme.notifications.list("boss2")  # and in the app
+    assert note.subject == f"Approval escalated: trip {doc.id}"
     acme.approvals.decide(request.id, "approved", actor="boss2", entity_version=2)
     assert acme.documents.wait(doc.id, timeout=20).state == "done"
 

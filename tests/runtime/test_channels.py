@@ -131,14 +131,55 @@ def test_an_smtp_server_that_does_not_answer_in_time_is_retried(acme, db_url, ma
     assert len(keys) == 1  # however many arrived, they carry one key
 
 
-def test_without_an_smtp_url_email_waits_for_a_worker_that_has_one(acme, db_url, monkeypatch, sql):
+def test_email_no_running_worker_can_send_is_a_dead_letter_at_once(acme, db_url, monkeypatch, sql):
     monkeypatch.delenv("CHARTER_SMTP_URL", raising=False)
     _publish(acme, "email", "wh")
     with running_worker(db_url, poll_interval=0.05):
-        _open(acme, "M5")
-        time.sleep(1.0)
+        done = _settled(acme, _open(acme, "M5").id)
+        assert done.state == "done" and done.workflow.context.get("fallback") is True
+        status, attempts, error, _, _ = _effect(sql, done.workflow.run_id)
+    assert (status, attempts) == ("dead_letter", 1)
+    assert error.startswith("CHANNEL_NOT_CONFIGURED:") and "CHARTER_SMTP_URL" in error
+    [letter] = acme.dead_letters.list()
+    assert letter.error == error
+    assert acme.health.report().side_effects["channelNotConfigured"] == 1
+
+
+def test_without_a_failed_edge_it_fails_the_instance_as_channel_not_configured(
+    acme, db_url, monkeypatch
+):
+    monkeypatch.delenv("CHARTER_SMTP_URL", raising=False)
+    _publish(acme, "email", "wh", failed_edge=False)
+    with running_worker(db_url, poll_interval=0.05):
+        failed = acme.documents.wait(_open(acme, "M6").id, timeout=30).workflow
+    assert failed.status == "failed" and failed.error["code"] == "CHANNEL_NOT_CONFIGURED"
+    assert [w.kind for w in failed.waiting_for] == ["fix"]
+
+
+def test_email_waits_while_a_running_worker_can_send_it(acme, db_url, monkeypatch, sql):
+    monkeypatch.delenv("CHARTER_SMTP_URL", raising=False)
+    _publish(acme, "email", "wh")
+    # Another worker, alive, that has CHARTER_SMTP_URL: the email is its to send.
+    sql(
+        "INSERT INTO charter.workers (id, hostname, pid, flows, concurrency, channels) "
+        "VALUES ('mailer', 'elsewhere', 1, '{}', 1, '{webhook,notification:email}')"
+    )
+    with running_worker(db_url, poll_interval=0.05) as worker:
+        doc = _open(acme, "M7")
+        deadline = time.monotonic() + 20
+        while not sql("SELECT 1 FROM charter.side_effects"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        sweeps = worker.documents.deliveries.unsendable_sweeps
+        while worker.documents.deliveries.unsendable_sweeps < sweeps + 2:  # looked, twice
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         [(status, attempts)] = sql("SELECT status, attempts FROM charter.side_effects")
-        assert (status, attempts) == ("pending", 0)  # nobody claimed what it cannot send
+        assert (status, attempts) == ("pending", 0)  # nobody here claimed what it cannot send
+        sql("UPDATE charter.workers SET stopped_at = now() WHERE id = 'mailer'")
+        done = _settled(acme, doc.id)
+    assert done.workflow.context.get("fallback") is True
+    assert _effect(sql, done.workflow.run_id)[0] == "dead_letter"
 
 
 # -- SMS -------------------------------------------------------------------------------

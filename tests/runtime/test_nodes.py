@@ -122,7 +122,7 @@ def test_a_timer_until_a_date_of_the_document(acme, engine):
     _publish(acme, contract, org)
     doc = acme.documents.create("loan", {"due": "2099-01-01T00:00:00Z"}, actor="sales")
     acme.documents.transition(doc.id, "open", actor="sales")
-    [wait] = acme.documents.wait(doc.id, timeout=20).workflow.waiting_for
+    [wait] = acme.documents.wait(doc.id, timeout=20, until="idle").workflow.waiting_for
     assert wait.kind == "timer" and wait.detail["until"].startswith("2099-01-01")
     bad = acme.documents.create("loan", {"due": "soon"}, actor="sales")
     acme.documents.transition(bad.id, "open", actor="sales")

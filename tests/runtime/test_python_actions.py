@@ -57,10 +57,10 @@ def test_a_python_action_runs_at_least_once_and_patches_through_mutate(db_url, m
                 {"franchisee": "F-1", "sales": 1000, "anomalies": False},
                 actor="u",
             )
-            client.documents.wait(doc.id, timeout=20)
+            client.documents.wait(doc.id, timeout=20, until="idle")  # at its timer
             client.test_clock.advance(31 * 86400)
             try:
-                done = client.documents.wait(doc.id, timeout=20)
+                done = client.documents.wait(doc.id, timeout=20, until="idle")
             finally:
                 client.test_clock.reset()
         assert done.data["fee"] == 50

@@ -45,7 +45,7 @@ def test_a_stale_effective_workflow_is_refused_until_recompiled(acme, db_url, sq
         assert version.version_id in done.stdout
         # The same worker judges the version again and the document's workflow starts.
         sql("SELECT charter.retry_dead_letters('acme', %s)", doc.id)
-        started = acme.documents.wait(doc.id, timeout=30)
+        started = acme.documents.wait(doc.id, timeout=30, until="idle")  # at its timer
         assert started.workflow.status == "running"
     [(compiler,)] = sql(
         "SELECT compiler_version FROM charter.workflow_versions WHERE id = %s", version.version_id

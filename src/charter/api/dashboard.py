@@ -322,6 +322,18 @@ async def dead_letters_page(request: Request, who: Principal) -> Response:
     return _page(request, who, "dead_letters.html", letters=letters)
 
 
+@page("notifications.html")
+async def notifications_page(request: Request, who: Principal) -> Response:
+    """The signed-in user's in-app notifications; mark one, or all, read."""
+    if request.method == "POST":
+        form = await request.form()
+        ids = [int(str(v)) for v in form.getlist("id")] if form.get("action") == "read" else None
+        await who.client.notifications.mark_read(who.actor, ids)
+        return RedirectResponse("/notifications", status_code=303)
+    notes = await who.client.notifications.list(who.actor)
+    return _page(request, who, "notifications.html", notifications=notes)
+
+
 @page("definitions.html")
 async def definitions_page(request: Request, who: Principal) -> Response:
     from charter.api.definitions_view import overview
@@ -342,6 +354,7 @@ def dashboard_routes() -> list[Route | Mount]:
         Route("/inbox", inbox_page, methods=["GET"]),
         Route("/inbox/{request_id}/decision", decide, methods=["POST"]),
         Route("/dead-letters", dead_letters_page, methods=["GET", "POST"]),
+        Route("/notifications", notifications_page, methods=["GET", "POST"]),
         Route("/definitions", definitions_page, methods=["GET"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

@@ -20,7 +20,13 @@ from starlette.routing import Route
 from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
-from charter.errors import ArgumentError, CharterError, DeadLetterNotFoundError, RunNotFoundError
+from charter.errors import (
+    ArgumentError,
+    CharterError,
+    DeadLetterNotFoundError,
+    NotificationNotFoundError,
+    RunNotFoundError,
+)
 from charter.payloads import MAX_DEPTH
 from charter.side_effects import EVENT_TIMESTAMP_HEADER, EVENT_TOLERANCE_SECONDS, event_signature
 from charter.store import Call, first_value
@@ -615,3 +621,46 @@ async def drop_dead_letters(request: Request, who: Principal) -> Any:
     who.require_admin("drop dead letters")
     ids = _field(await body_of(request), "ids", list)
     return {"dropped": await who.client.dead_letters.drop(ids, actor=who.actor)}
+
+
+# -- notifications -----------------------------------------------------------------------
+
+
+def _bool_param(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None or raw.lower() in ("", "0", "false", "no"):
+        return False
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    raise BadRequest(f"query parameter {name}={raw!r} is not true or false")
+
+
+@api("GET", "/api/notifications", "The key's actor's in-app notifications, newest first "
+     "(?unread=true: the unread ones only; ?limit=, 100 by default)",
+     "notifications")  # fmt: skip
+async def list_notifications(request: Request, who: Principal) -> Any:
+    return await who.client.notifications.list(
+        who.actor,
+        unread_only=_bool_param(request, "unread"),
+        limit=_int_param(request, "limit", 100, low=1, high=1000),
+    )
+
+
+@api("POST", "/api/notifications/{notification_id}/read", "Mark one of the key's actor's "
+     "notifications read", "notifications", body_required=False)  # fmt: skip
+async def read_notification(request: Request, who: Principal) -> Any:
+    raw = request.path_params["notification_id"]
+    if not (raw.isdigit() and len(raw) < 19):  # a bigint
+        raise NotificationNotFoundError(
+            f"No notification {raw!r} for {who.actor}; GET /api/notifications lists them."
+        )
+    await who.client.notifications.mark_read(who.actor, [int(raw)])
+    return {"id": int(raw), "read": True}
+
+
+@api("POST", "/api/notifications/read", "Mark the key's actor's notifications read: those in "
+     "ids, or all of them without", "notifications", body=_IDS_BODY | {"required": []},
+     body_required=False)  # fmt: skip
+async def read_notifications(request: Request, who: Principal) -> Any:
+    ids = _field(await body_of(request), "ids", list, required=False)
+    return {"read": await who.client.notifications.mark_read(who.actor, ids)}

@@ -9,6 +9,11 @@ webhooks and in-app notifications always, email with ``CHARTER_SMTP_URL``, SMS w
 * a *task* (seed 003: ``db_function``, or a channel task with handlers) is run once by
   :mod:`charter.worker.queue_tasks`; its supervisor decides what happens next.
 
+A notification on a channel that no running worker serving its org can send (email when no
+worker has ``CHARTER_SMTP_URL``) is a dead letter at once, ``CHANNEL_NOT_CONFIGURED``: each
+worker records what it can send when it registers (:func:`channel_types`), and one that
+lacks a channel looks now and then for notifications nobody can send.
+
 A worker that dies holding a row loses nothing: the lease runs out and another worker sends
 it again with the same idempotency key.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +34,9 @@ from charter import tracing
 from charter.backoff import Backoff
 from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.channels import Outcome, delivered, refused
+from charter.worker.channels.email import ENV as SMTP_ENV
 from charter.worker.channels.email import EmailSender, SmtpSettings
+from charter.worker.channels.sms import ENV as SMS_ENV
 from charter.worker.channels.sms import SmsProvider, sms_provider_from_env
 from charter.worker.channels.webhook import WebhookSender
 from charter.worker.completion import RETRYABLE_DB_ERRORS
@@ -36,6 +44,23 @@ from charter.worker.metrics import METRICS
 from charter.worker.queue_tasks import TaskRunner
 
 log = logging.getLogger("charter.worker")
+
+NOT_CONFIGURED = "CHANNEL_NOT_CONFIGURED"
+# Notifications by the setting that makes a worker able to send them.
+_SENT_WITH = {"notification:email": SMTP_ENV, "notification:sms": SMS_ENV}
+_UNSENDABLE_EVERY_S = 1.0  # how often a worker that lacks a channel looks for what nobody sends
+
+
+def channel_types(documents: bool = True) -> list[str]:
+    """What a worker with this environment can send, as ``claim_side_effects`` names it:
+    nothing without the documents engine (it delivers no side effects)."""
+    if not documents:
+        return []
+    types = ["webhook", "db_function", "notification:in_app"]
+    for name, env in _SENT_WITH.items():
+        if os.environ.get(env, "").strip():
+            types += [name, name.removeprefix("notification:")]
+    return sorted(types)
 
 
 @dataclass
@@ -60,6 +85,11 @@ class Channels:
             types += ["sms", "notification:sms"]
         return types
 
+    def missing(self) -> list[str]:
+        """The notification channels this worker cannot send."""
+        have = self.claimable()
+        return [name for name in _SENT_WITH if name not in have]
+
     async def close(self) -> None:
         await self.webhook.close()
         if self.sms is not None:
@@ -78,6 +108,8 @@ class SideEffectDelivery:
     tasks_run: int = 0
     _tasks: TaskRunner | None = field(default=None, repr=False)
     _inflight: dict[int, str] = field(default_factory=dict, repr=False)  # id -> org
+    unsendable_sweeps: int = 0  # how often it looked for what no worker can send
+    _unsendable_at: float = field(default=-1e9, repr=False)  # when it last looked
 
     def __post_init__(self) -> None:
         self._tasks = TaskRunner(self.store, self.worker_id, self.channels)
@@ -127,6 +159,40 @@ class SideEffectDelivery:
         )
         if rows:
             await asyncio.gather(*(self._answer(row) for row in rows))
+        return len(rows) + await self._unsendable()
+
+    async def _unsendable(self) -> int:
+        """Notifications on a channel this worker lacks and no running worker has: each a
+        dead letter now, CHANNEL_NOT_CONFIGURED. Returns how many."""
+        missing = self.channels.missing()
+        if not missing or time.monotonic() - self._unsendable_at < _UNSENDABLE_EVERY_S:
+            return 0
+        self._unsendable_at = time.monotonic()
+        rows = await self.store.execute(
+            Call(
+                "claim_unsendable_side_effects",
+                {
+                    "worker_id": self.worker_id,
+                    "effect_types": missing,
+                    "limit": self.batch_size,
+                    "lease_seconds": self.lease_seconds,
+                },
+                json_rows,
+            )
+        )
+        self.unsendable_sweeps += 1
+        for row in rows:
+            channel = _channel(row)
+            setting = _SENT_WITH.get(f"notification:{channel}", "the channel's setting")
+            outcome = refused(
+                f"{NOT_CONFIGURED}: no running worker can send {channel} notifications; set "
+                f"{setting} in a worker's environment, then re-drive this dead letter",
+                retry=False,
+                code=NOT_CONFIGURED,
+            )
+            result = await self._finish(row, outcome)
+            self._count(row, result, outcome)
+            METRICS.deliveries.labels(channel, result).inc()
         return len(rows)
 
     async def close(self) -> None:
@@ -189,10 +255,13 @@ class SideEffectDelivery:
             )
             self._count(row, result, None)
             return str(result)
-        elif row["effectType"] == "notification":
-            outcome = await self._send(row)
         else:
             outcome = await self._send(row)
+        result = await self._finish(row, outcome)
+        self._count(row, result, outcome)
+        return result
+
+    async def _finish(self, row: dict[str, Any], outcome: Outcome) -> str:
         result = await self.store.execute(
             Call(
                 "finish_side_effect",
@@ -207,7 +276,6 @@ class SideEffectDelivery:
                 retry_safe=True,  # fenced by the worker id: a resend finds it answered
             )
         )
-        self._count(row, result, outcome)
         return str(result)
 
     async def _send(self, row: dict[str, Any]) -> Outcome:

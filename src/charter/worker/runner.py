@@ -46,6 +46,7 @@ from charter.operations import text_argument
 from charter.store import AsyncStore, Call, StoreOptions
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
+from charter.worker.deliveries import channel_types
 from charter.worker.documents import DocumentsEngine
 from charter.worker.execute import Executor
 from charter.worker.metrics import METRICS
@@ -474,6 +475,9 @@ class Worker:
                 "untrusted": self._untrusted(),
             },
         )
+        # What it can send: a notification no running worker can is a dead letter at once.
+        channels = channel_types(self.documents is not None)
+        await self._call("set_worker_channels", {"worker_id": self.id, "channels": channels})
         matched = list(rows[0]["register_worker"])
         self.versions = await self._trusted(matched)
         if self.versions != matched:  # record what this worker really serves

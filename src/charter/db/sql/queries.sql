@@ -286,6 +286,9 @@ SELECT jsonb_build_object(
 -- name: document_workflow
 SELECT charter.document_workflow(%(org_id)s, %(document_id)s);
 
+-- name: document_states
+SELECT charter.document_states(%(org_id)s, %(document_id)s);
+
 -- name: instance_steps
 SELECT charter.instance_steps(%(run_id)s);
 
@@ -361,6 +364,13 @@ SELECT charter.delegate_approvals(%(org_id)s, %(from_user)s, %(to_user)s, %(star
 
 -- name: claim_side_effects
 SELECT charter.claim_side_effects(%(worker_id)s, %(effect_types)s::text[], %(limit)s, %(lease_seconds)s);
+
+-- name: claim_unsendable_side_effects
+SELECT charter.claim_unsendable_side_effects(%(worker_id)s, %(effect_types)s::text[], %(limit)s,
+                                             %(lease_seconds)s);
+
+-- name: set_worker_channels
+SELECT charter.set_worker_channels(%(worker_id)s, %(channels)s::text[]);
 
 -- name: finish_side_effect
 SELECT charter.finish_side_effect(%(effect_id)s, %(worker_id)s, %(outcome)s::jsonb, %(org_id)s,

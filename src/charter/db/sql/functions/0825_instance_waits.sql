@@ -126,10 +126,13 @@ BEGIN
             SELECT coalesce(array_agg(o.edge_id ORDER BY o.n), '{}') INTO v_chosen
               FROM charter._out_edges(v_wf, p_wait.node_id) AS o WHERE o.edge->>'label' = 'failed';
             IF cardinality(v_chosen) = 0 THEN
-                -- A destination the webhook policy refused fails it with that code (CH105).
+                -- A destination the webhook policy refused fails it with that code (CH105),
+                -- a channel no worker can send with CHANNEL_NOT_CONFIGURED (CH125).
                 PERFORM charter._fail_node(v_instance, v_wf, p_wait.node_id, jsonb_build_object(
                     'sqlstate', CASE WHEN v_resume #>> '{failed,error}' LIKE 'WEBHOOK\_DESTINATION\_DENIED:%'
-                                     THEN 'CH105' ELSE 'CH059' END,
+                                     THEN 'CH105'
+                                     WHEN v_resume #>> '{failed,error}' LIKE 'CHANNEL\_NOT\_CONFIGURED:%'
+                                     THEN 'CH125' ELSE 'CH059' END,
                     'node', p_wait.node_id,
                     'message', format('Delivery of %s failed for good after %s attempts: %s', p_wait.node_id,
                                       v_resume #>> '{failed,attempts}', v_resume #>> '{failed,error}'),

@@ -572,7 +572,8 @@ END;
 $$;
 
 -- escalateAfter passed with the request undecided: it goes to its approvers' managers
--- (recorded as escalated) and a notification tells them; the node waits on. A manager whom
+-- (recorded as escalated) and notifications tell them, by email and in the app; the node
+-- waits on. A manager whom
 -- segregation of duties leaves out of the request (its requester, an author of the changes
 -- it covers, an earlier stage's decider) is not among them; with nobody left it stays with
 -- its approvers.
@@ -615,6 +616,21 @@ BEGIN
                                                             FROM charter.directory_users AS u
                                                            WHERE u.org_id = v_request.org_id AND u.user_id = ANY (v_managers))),
                         v_key, p_instance.trace_id);
+            END IF;
+            -- And in the app: the escalation reaches them even where email is not set up.
+            INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key)
+            VALUES (v_request.org_id, 'side_effects', v_key || '.in_app') ON CONFLICT DO NOTHING;
+            IF FOUND THEN
+                INSERT INTO charter.side_effects (org_id, run_id, node_id, effect_type, request, idempotency_key, trace_id)
+                VALUES (v_request.org_id, v_request.run_id, v_request.node_id || '#escalation', 'notification',
+                        jsonb_build_object('channel', 'in_app', 'subject', format('Approval escalated: %s %s',
+                                               p_instance.entity_type, v_request.document_id),
+                                           'body', format('Request %s waited since %s; it is yours to decide now.',
+                                                          v_request.id, v_request.created_at),
+                                           'to', array_to_string(v_managers, ', '),
+                                           'recipients', (SELECT jsonb_agg(jsonb_build_object('user', m) ORDER BY m)
+                                                            FROM unnest(v_managers) AS m)),
+                        v_key || '.in_app', p_instance.trace_id);
             END IF;
         END IF;
     END IF;

@@ -292,6 +292,9 @@ AS $$
                 'processing', count(*) FILTER (WHERE x.status = 'processing'),
                 'stuckProcessing', count(*) FILTER (WHERE x.status = 'processing' AND x.next_retry_at < now()),
                 'deadLetters', count(*) FILTER (WHERE x.status = 'dead_letter' AND x.kind = 'effect'),
+                -- Of those, notifications on a channel no worker could send (CHANNEL_NOT_CONFIGURED).
+                'channelNotConfigured', count(*) FILTER (WHERE x.status = 'dead_letter' AND x.kind = 'effect'
+                                                           AND x.error LIKE 'CHANNEL\_NOT\_CONFIGURED:%'),
                 'oldestPendingSeconds', extract(epoch FROM now() - min(x.created_at)
                                                 FILTER (WHERE x.status IN ('pending', 'failed')))::float8)
               FROM charter.side_effects AS x

@@ -30,6 +30,13 @@ GRANT EXECUTE ON FUNCTION
     charter.engine_sleeps, charter.engine_wakes
 TO charter_worker;
 
+-- What the worker can send, and the notifications no running worker can (issue #38).
+GRANT EXECUTE ON FUNCTION charter.set_worker_channels, charter.claim_unsendable_side_effects
+TO charter_worker;
+
+-- The states documents.wait(until=STATE) may wait for.
+GRANT EXECUTE ON FUNCTION charter.document_states TO charter_worker, charter_app;
+
 -- Seed 003's queue: dequeue and complete (finish_side_effect), the runner, error records,
 -- and each supervisor and handler the worker must call — nothing that enqueues.
 GRANT EXECUTE ON FUNCTION
