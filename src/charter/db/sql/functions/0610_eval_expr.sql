@@ -10,6 +10,8 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
+    -- Only what charter's compiler makes is evaluated (node kinds, depth, size, variables).
+    PERFORM charter._check_ast(coalesce(p_ast->'ast', p_ast));
     RETURN (
         WITH input AS (
             SELECT coalesce(p_ast->'ast', p_ast) AS ast, coalesce(p_vars, '{}'::jsonb) AS vars
