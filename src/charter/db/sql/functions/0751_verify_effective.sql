@@ -17,8 +17,8 @@
 --   compiler makes (charter._ast_problem), and last the hash recomputed from the artifact's
 --   canonical JSON (WF-07).
 -- Raises the SQLSTATE of the compiler's code for the first problem found (docs/errors.md).
--- One set-based query: nodes and edges are read once, reachability and a join's ancestors
--- are recursive CTEs, no per-node loop.
+-- One set-based query: nodes and edges are read once, a join's ancestors up to its split are a
+-- recursive CTE, no per-node loop.
 CREATE OR REPLACE FUNCTION charter._verify_effective(p_compiled jsonb, p_envelope charter.workflow_versions)
 RETURNS void
 LANGUAGE plpgsql
@@ -112,29 +112,34 @@ BEGIN
     topo AS MATERIALIZED (
         SELECT o.node_id, o.n FROM jsonb_array_elements_text(p_compiled->'topologicalOrder') WITH ORDINALITY AS o(node_id, n)
     ),
-    reach(node_id) AS (
-        SELECT 'sys:start'::text
-        UNION
-        SELECT e.target FROM reach JOIN edges AS e ON e.source = reach.node_id
-    ),
-    back(node_id) AS (
-        SELECT 'sys:end'::text
-        UNION
-        SELECT e.source FROM back JOIN edges AS e ON e.target = back.node_id
-    ),
     arriving AS MATERIALIZED (
         SELECT e.target AS node_id, count(*) AS n FROM edges AS e WHERE NOT e.loop GROUP BY e.target
     ),
-    ancestors(join_id, node_id) AS (
-        SELECT e.target, e.source FROM edges AS e JOIN nodes AS j ON j.node_id = e.target
-         WHERE NOT e.loop AND j.type = 'parallel_join'
-        UNION
-        SELECT a.join_id, e.source FROM ancestors AS a JOIN edges AS e ON e.target = a.node_id AND NOT e.loop
-    ),
+    entered AS MATERIALIZED (SELECT DISTINCT e.target AS node_id FROM edges AS e),
+    left_ AS MATERIALIZED (SELECT DISTINCT e.source AS node_id FROM edges AS e),
     joins AS MATERIALIZED (
         SELECT j.node_id, coalesce(ar.n, 0) AS arriving,
                p_compiled #>> ARRAY['joinRequirements', j.node_id, 'split'] AS split
           FROM nodes AS j LEFT JOIN arriving AS ar USING (node_id) WHERE j.type = 'parallel_join'
+    ),
+    -- A join's ancestors up to the split it names (what lies before the split cannot be a
+    -- path of the split in an acyclic graph): the region between them, not the whole graph.
+    ancestors(join_id, split, node_id) AS (
+        SELECT j.node_id, j.split, e.source FROM joins AS j JOIN edges AS e ON e.target = j.node_id AND NOT e.loop
+        UNION
+        SELECT a.join_id, a.split, e.source FROM ancestors AS a JOIN edges AS e ON e.target = a.node_id AND NOT e.loop
+         WHERE a.node_id IS DISTINCT FROM a.split
+    ),
+    split_paths AS MATERIALIZED (
+        SELECT j.node_id, count(e.edge_id) AS paths,
+               bool_or(s.type = 'parallel_split' AND a0.node_id IS NOT NULL) AS split_before
+          FROM joins AS j
+          LEFT JOIN nodes AS s ON s.node_id = j.split
+          LEFT JOIN ancestors AS a0 ON a0.join_id = j.node_id AND a0.node_id = j.split
+          LEFT JOIN edges AS e ON e.source = j.split AND NOT e.loop
+               AND (e.target = j.node_id OR EXISTS (SELECT 1 FROM ancestors AS a
+                                                     WHERE a.join_id = j.node_id AND a.node_id = e.target))
+         GROUP BY j.node_id
     ),
     expressions AS (
         SELECT x.value AS compiled
@@ -257,11 +262,21 @@ BEGIN
           FROM edges AS e JOIN topo AS s ON s.node_id = e.source JOIN topo AS t ON t.node_id = e.target
          WHERE NOT e.loop AND s.n >= t.n
         UNION ALL
+        -- Reachability without walking the graph: once the checks above hold, the system
+        -- nodes and edges are the envelope's (where every node lies between sys:start and
+        -- sys:end), each slot hangs between its entry and exit, and a slot's nodes are
+        -- acyclic with edges only among themselves and its attachments. Following edges
+        -- backwards from a slot node then always ends at the slot's :in (forwards, at :out),
+        -- unless it stops at a node with no edge arriving (leaving): so every node is
+        -- reached from sys:start when only sys:start has none arriving, and reaches sys:end
+        -- when only sys:end has none leaving.
         SELECT 60, 'CH146', format('node %s cannot be reached from sys:start; connect it', n.node_id)
-          FROM nodes AS n LEFT JOIN reach AS r USING (node_id) WHERE r.node_id IS NULL
+          FROM nodes AS n LEFT JOIN entered AS x USING (node_id)
+         WHERE x.node_id IS NULL AND n.node_id <> 'sys:start'
         UNION ALL
         SELECT 61, 'CH146', format('node %s never reaches sys:end; give it a way out', n.node_id)
-          FROM nodes AS n LEFT JOIN back AS b USING (node_id) WHERE b.node_id IS NULL
+          FROM nodes AS n LEFT JOIN left_ AS x USING (node_id)
+         WHERE x.node_id IS NULL AND n.node_id <> 'sys:end'
         UNION ALL
         SELECT 70, 'CH148', format('node %s: a parallel_split needs two or more outgoing paths, has %s', n.node_id, count(e.edge_id))
           FROM nodes AS n LEFT JOIN edges AS e ON e.source = n.node_id AND NOT e.loop
@@ -269,14 +284,8 @@ BEGIN
         UNION ALL
         SELECT 75, 'CH147', format('node %s: a parallel_join waits for the paths its parallel_split (here %s) sends towards it, and %s arrive; join exactly the split''s paths',
                                    j.node_id, coalesce(j.split, 'none'), j.arriving)
-          FROM joins AS j
-         WHERE j.arriving < 2
-            OR NOT EXISTS (SELECT 1 FROM ancestors AS a JOIN nodes AS s ON s.node_id = a.node_id
-                            WHERE a.join_id = j.node_id AND a.node_id = j.split AND s.type = 'parallel_split')
-            OR (SELECT count(*) FROM edges AS e
-                 WHERE NOT e.loop AND e.source = j.split
-                   AND (e.target = j.node_id OR EXISTS (SELECT 1 FROM ancestors AS a
-                                                          WHERE a.join_id = j.node_id AND a.node_id = e.target))) <> j.arriving
+          FROM joins AS j JOIN split_paths AS p USING (node_id)
+         WHERE j.arriving < 2 OR NOT coalesce(p.split_before, false) OR p.paths <> j.arriving
         UNION ALL
         SELECT 76, 'CH147', 'joinRequirements is not what the nodes and edges require (a merge of several paths waits for all, a lifecycle merge for the first, a join for its split''s paths)'
          WHERE p_compiled->'joinRequirements' IS DISTINCT FROM (
