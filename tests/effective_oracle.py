@@ -63,10 +63,10 @@ def problems(
             if end.startswith("usr:") and slot is not None and owner[other] != slot:
                 found.append(f"WF-06: edge {edge_id} leaves slot {slot}")
         for name in attached:
-            slot = declared[name]
-            if target == f"sys:slot:{name}:in" and source != slot["entryNodeId"]:
+            spec = declared[name]
+            if target == f"sys:slot:{name}:in" and source != spec["entryNodeId"]:
                 found.append(f"WF-08: slot {name} entered from {source}")
-            if source == f"sys:slot:{name}:out" and target != slot["exitNodeId"]:
+            if source == f"sys:slot:{name}:out" and target != spec["exitNodeId"]:
                 found.append(f"WF-08: slot {name} leaves to {target}")
     windows = compiled["editWindows"]
     for node_id in nodes:

@@ -444,7 +444,8 @@ class SlotExitInvalidError(ContractError, code="SLOT_EXIT_INVALID"):
 
 
 class SlotEditWindowLooserError(ContractError, code="SLOT_EDIT_WINDOW_LOOSER", sqlstate="CH144"):
-    """A slot override loosens an edit window (only stricter is allowed)."""
+    """A slot override loosens an edit window (only stricter is allowed), or a published
+    effective workflow loosens or drops one of its envelope's or slot's windows."""
 
 
 class CompiledWorkflowError(CharterError, code="WORKFLOW_ARTIFACT_INVALID"):
@@ -459,7 +460,8 @@ class WorkflowCompilerStaleError(CompiledWorkflowError, code="WORKFLOW_COMPILER_
 class WorkflowHashMismatchError(
     CompiledWorkflowError, code="WORKFLOW_HASH_MISMATCH", sqlstate="CH149"
 ):
-    """The artifact was changed after it was compiled."""
+    """The artifact was changed after it was compiled (found at run time, or at publish when
+    SQL recomputes the hash from its canonical JSON)."""
 
 
 class WorkflowArtifactMissingError(
