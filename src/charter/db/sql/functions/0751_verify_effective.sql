@@ -43,6 +43,11 @@ BEGIN
      LIMIT 1;
     IF v_problem IS NULL AND p_compiled->>'kind' IS DISTINCT FROM 'effective' THEN
         v_problem := 'its kind is not "effective"';
+    ELSIF v_problem IS NULL AND p_compiled->'slug' IS DISTINCT FROM p_compiled->'entityType' THEN
+        v_problem := 'its slug is not its entity type';
+    ELSIF v_problem IS NULL AND (jsonb_typeof(p_compiled->'compilerVersion') IS DISTINCT FROM 'string'
+                                 OR (p_compiled->>'compilerVersion') !~ '^[0-9]+\.[0-9]+\.[0-9]+$') THEN
+        v_problem := 'its compilerVersion is not a version like 1.1.0';
     END IF;
     IF v_problem IS NULL THEN
         SELECT format('node %s is not {"id": %s, "type": <text>, "config": <object>}', n.key, to_jsonb(n.key))
