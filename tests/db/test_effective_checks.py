@@ -29,6 +29,7 @@ from charter.usecases import USE_CASES
 from ..effective_oracle import problems
 from ..runtime.definitions import contract as small_contract
 from ..runtime.definitions import org_definition as small_org
+from .test_expression_parity import expressions
 
 ORG = "acme"
 
@@ -476,3 +477,46 @@ def test_a_damaged_artifact_is_refused_with_a_code_never_an_internal_error(app, 
     else:
         return
     assert type(error).sqlstate and error.message  # raised by SQL with its code
+
+
+FIELD_TYPES = {"a": "number", "b": "string", "c": "boolean"}
+TRUE = {"type": "literal", "value": True}
+TEXT = {"type": "literal", "value": "1"}
+FLAG = {"type": "var", "path": "entity.c"}
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(source=expressions(), declared=st.booleans(), decides=st.booleans())
+def test_sql_accepts_every_ast_the_compiler_makes(conn, source, declared, decides):
+    schema = {"entity": FIELD_TYPES} if declared else None
+    try:
+        compiled = compile_expression(source, schema, boolean=decides)
+    except ExpressionError:
+        return
+    fields = Jsonb(FIELD_TYPES) if declared else None
+    problem = conn.execute(
+        "SELECT charter._ast_problem(%s, %s, %s)", (Jsonb(compiled["ast"]), fields, decides)
+    ).fetchone()[0]
+    assert problem is None, source
+
+
+@pytest.mark.parametrize(
+    ("ast", "decides", "fragment"),
+    [
+        ({"type": "literal", "value": 5}, True, "decides between true and false"),
+        ({"type": "var", "path": "entity"}, True, "decides between true and false"),
+        ({"type": "var", "path": "entity.a"}, True, "decides between true and false"),
+        ({"type": "op", "op": "&&", "args": [ONE, TRUE]}, False, "true/false operands"),
+        ({"type": "op", "op": "==", "args": [ONE, TEXT]}, False, "never be equal"),
+        ({"type": "op", "op": ">", "args": [FLAG, ONE]}, False, "orders two numbers"),
+        ({"type": "op", "op": "in", "args": [ONE, ONE]}, False, "list on its right"),
+        ({"type": "op", "op": "contains", "args": [ONE, ONE]}, False, "on its left"),
+    ],
+)  # fmt: skip
+def test_sql_refuses_an_ast_of_mismatched_types(conn, ast, decides, fragment):
+    problem = conn.execute(
+        "SELECT charter._ast_problem(%s, %s, %s)", (Jsonb(ast), Jsonb(FIELD_TYPES), decides)
+    ).fetchone()[0]
+    assert fragment in problem

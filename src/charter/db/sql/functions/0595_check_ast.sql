@@ -1,12 +1,39 @@
+-- The type the compiler gives an AST node by itself (its operands' types do not change it):
+-- an operator is boolean, a literal its value's type, now a string, a list an array, a path
+-- an object (a root alone), its declared field's type (entity.<field> with p_fields), or any.
+CREATE OR REPLACE FUNCTION charter._ast_type(p_node jsonb, p_fields jsonb)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+SET search_path = ''
+AS $$
+    SELECT CASE p_node->>'type'
+        WHEN 'op' THEN 'boolean'
+        WHEN 'literal' THEN jsonb_typeof(p_node->'value')
+        WHEN 'now' THEN 'string'
+        WHEN 'list' THEN 'array'
+        WHEN 'var' THEN CASE
+            WHEN strpos(p_node->>'path', '.') = 0 THEN 'object'
+            WHEN jsonb_typeof(p_fields) = 'object' AND (p_node->>'path') ~ '^entity\.[^.]+$'
+                THEN coalesce(p_fields->>split_part(p_node->>'path', '.', 2), 'any')
+            ELSE 'any' END
+        ELSE 'any'
+    END
+$$;
+
 -- What charter.expr.compile_expression can make, checked in SQL before an expression is
 -- stored (put_rule, publish_org_definition) and before charter.eval_expr evaluates one: the
 -- node kinds of the AST (literal, var, now, list, op with its operator and arity), its depth
 -- (MAX_DEPTH 10), its dereferences (MAX_DEREFERENCES 20), its size (what 500 characters of
 -- source can make) and the variables it may read (paths under entity, actor, org or
--- context; with p_fields, entity.<field> must be a declared field). NULL when the AST is
--- one the compiler could have made, else what is wrong with it.
+-- context; with p_fields, entity.<field> must be a declared field), and its types: the
+-- operands of && || ! true or false, == and != between comparable types, ordering between
+-- two numbers or two strings, in a list on the right, contains a list or text on the left,
+-- and with p_boolean (conditions, rules) the whole able to be true or false. NULL when the
+-- AST is one the compiler could have made, else what is wrong with it.
 -- (PL/pgSQL, not SQL, for a plan kept per session: docs/architecture.md, Plans.)
-CREATE OR REPLACE FUNCTION charter._ast_problem(p_ast jsonb, p_fields jsonb DEFAULT NULL)
+CREATE OR REPLACE FUNCTION charter._ast_problem(p_ast jsonb, p_fields jsonb DEFAULT NULL,
+                                                p_boolean boolean DEFAULT false)
 RETURNS text
 LANGUAGE plpgsql
 IMMUTABLE
@@ -59,6 +86,24 @@ BEGIN
                                     AND jsonb_array_length(tree.node->'args') = 2) THEN
                         format('%s is not an operator the expression language has (== != > >= < <= in contains && || with two operands, ! with one)',
                                left(tree.node::text, 120))
+                    WHEN tree.node->>'op' IN ('!', '&&', '||')
+                         AND EXISTS (SELECT 1 FROM jsonb_array_elements(tree.node->'args') AS a
+                                      WHERE charter._ast_type(a.value, p_fields) NOT IN ('boolean', 'any')) THEN
+                        format('%L needs true/false operands: %s', tree.node->>'op', left(tree.node::text, 120))
+                    ELSE (SELECT CASE
+                        WHEN tree.node->>'op' IN ('==', '!=') AND NOT ('any' IN (t.a, t.b) OR 'null' IN (t.a, t.b) OR t.a = t.b) THEN
+                            format('%L compares %s with %s, which can never be equal', tree.node->>'op', t.a, t.b)
+                        WHEN tree.node->>'op' IN ('>', '>=', '<', '<=')
+                             AND NOT (t.a IN ('number', 'any') AND t.b IN ('number', 'any')
+                                      OR t.a IN ('string', 'any') AND t.b IN ('string', 'any')) THEN
+                            format('%L orders two numbers or two strings, not %s and %s', tree.node->>'op', t.a, t.b)
+                        WHEN tree.node->>'op' = 'in' AND t.b NOT IN ('array', 'any') THEN
+                            format('''in'' needs a list on its right, not %s', t.b)
+                        WHEN tree.node->>'op' = 'contains' AND t.a NOT IN ('array', 'string', 'any') THEN
+                            format('''contains'' needs a list or a string on its left, not %s', t.a)
+                        END
+                          FROM (SELECT charter._ast_type(tree.node->'args'->0, p_fields) AS a,
+                                       charter._ast_type(tree.node->'args'->1, p_fields) AS b) AS t)
                     END
                 ELSE format('%s is not an expression node (literal, var, now, list or op)', left(tree.node::text, 120))
                 END AS problem,
@@ -68,7 +113,10 @@ BEGIN
         )
         SELECT coalesce(
             (SELECT c.problem FROM checked AS c WHERE c.problem IS NOT NULL ORDER BY c.depth LIMIT 1),
-            CASE WHEN max(c.depth) > 10 THEN 'the expression nests more than 10 levels deep; the limit is 10'
+            CASE WHEN p_boolean AND charter._ast_type(p_ast, p_fields) NOT IN ('boolean', 'any') THEN
+                     format('this decides between true and false, but it is %s; compare it (e.g. entity.total > 0)',
+                            charter._ast_type(p_ast, p_fields))
+                 WHEN max(c.depth) > 10 THEN 'the expression nests more than 10 levels deep; the limit is 10'
                  WHEN count(*) > 500 THEN format('the expression has %s nodes; 500 characters of source make fewer', count(*))
                  WHEN sum(c.dots) > 20 THEN format('the expression follows %s field references (a.b counts one); the limit is 20', sum(c.dots))
             END)
@@ -79,7 +127,8 @@ $$;
 
 -- The problem with a compiled expression {"expression": source, "ast": ...} as the compiler
 -- stores it in node configurations and edge conditions, or NULL.
-CREATE OR REPLACE FUNCTION charter._compiled_expression_problem(p_compiled jsonb, p_fields jsonb DEFAULT NULL)
+CREATE OR REPLACE FUNCTION charter._compiled_expression_problem(p_compiled jsonb, p_fields jsonb DEFAULT NULL,
+                                                                p_boolean boolean DEFAULT false)
 RETURNS text
 LANGUAGE sql
 IMMUTABLE
@@ -90,19 +139,20 @@ AS $$
             'a compiled expression has no "expression" source text'
         WHEN length(p_compiled->>'expression') > 500 THEN
             format('the expression is %s characters long; the limit is 500', length(p_compiled->>'expression'))
-        ELSE charter._ast_problem(p_compiled->'ast', p_fields)
+        ELSE charter._ast_problem(p_compiled->'ast', p_fields, p_boolean)
     END
 $$;
 
 -- Raises EXPR_INVALID (CH021) for an AST the compiler would not have made.
-CREATE OR REPLACE FUNCTION charter._check_ast(p_ast jsonb, p_fields jsonb DEFAULT NULL, p_where text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION charter._check_ast(p_ast jsonb, p_fields jsonb DEFAULT NULL, p_where text DEFAULT NULL,
+                                             p_boolean boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql
 IMMUTABLE
 SET search_path = ''
 AS $$
 DECLARE
-    v_problem text := charter._ast_problem(p_ast, p_fields);
+    v_problem text := charter._ast_problem(p_ast, p_fields, p_boolean);
 BEGIN
     IF v_problem IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CH021',

@@ -146,12 +146,13 @@ BEGIN
                                                      WHERE a.join_id = j.node_id AND a.node_id = e.target))
          GROUP BY j.node_id
     ),
+    -- Every compiled expression; a condition node's and an edge's condition decide.
     expressions AS (
-        SELECT x.value AS compiled
-          FROM jsonb_path_query(p_compiled->'nodes', 'strict $.** ? (@.type() == "object" && exists(@.ast))') AS x(value)
+        SELECT x.value AS compiled, (n.type = 'condition' AND x.value = n.node #> '{config,expression}') AS decides
+          FROM nodes AS n, jsonb_path_query(n.node, 'strict $.** ? (@.type() == "object" && exists(@.ast))') AS x(value)
         UNION ALL
-        SELECT x.value
-          FROM jsonb_path_query(p_compiled->'edgesById', 'strict $.** ? (@.type() == "object" && exists(@.ast))') AS x(value)
+        SELECT x.value, x.value = e.edge->'condition'
+          FROM edges AS e, jsonb_path_query(e.edge, 'strict $.** ? (@.type() == "object" && exists(@.ast))') AS x(value)
     ),
     templates AS (
         SELECT n.node_id, t.value #>> '{}' AS text
@@ -306,7 +307,7 @@ BEGIN
         -- expressions and text templates as the compiler makes them
         UNION ALL
         SELECT 80, 'CH021', format('expression %s: %s', left(x.compiled->>'expression', 80), x.problem)
-          FROM (SELECT e.compiled, charter._compiled_expression_problem(e.compiled, v_fields) AS problem
+          FROM (SELECT e.compiled, charter._compiled_expression_problem(e.compiled, v_fields, e.decides) AS problem
                   FROM expressions AS e) AS x
          WHERE x.problem IS NOT NULL
         UNION ALL

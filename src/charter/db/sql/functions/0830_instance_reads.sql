@@ -287,7 +287,8 @@ BEGIN
                              coalesce(length(p_expression) || ' characters long', 'missing')),
             HINT = 'Store rules with client.instances.put_rule(rule_id, expression), which compiles them.';
     END IF;
-    PERFORM charter._check_ast(p_ast, NULL, format('Rule %s', p_rule_id));  -- as the compiler makes it
+    -- As the compiler makes it, and able to be true or false (a rule node takes one of two edges).
+    PERFORM charter._check_ast(p_ast, NULL, format('Rule %s', p_rule_id), true);
     PERFORM pg_advisory_xact_lock(charter._lock_key('rule', format('%s:%s', v_org, p_rule_id)));
     SELECT * INTO v_latest FROM charter.rules AS r WHERE r.org_id = v_org AND r.rule_id = p_rule_id
      ORDER BY r.version DESC LIMIT 1;
