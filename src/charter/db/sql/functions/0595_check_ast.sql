@@ -30,10 +30,11 @@ $$;
 -- operands of && || ! true or false, == and != between comparable types, ordering between
 -- two numbers or two strings, in a list on the right, contains a list or text on the left,
 -- and with p_boolean (conditions, rules) the whole able to be true or false. NULL when the
--- AST is one the compiler could have made, else what is wrong with it.
+-- AST is one the compiler could have made, else what is wrong with it. Without p_types
+-- (charter.eval_expr, before every evaluation) the types are left to the checks at store.
 -- (PL/pgSQL, not SQL, for a plan kept per session: docs/architecture.md, Plans.)
 CREATE OR REPLACE FUNCTION charter._ast_problem(p_ast jsonb, p_fields jsonb DEFAULT NULL,
-                                                p_boolean boolean DEFAULT false)
+                                                p_boolean boolean DEFAULT false, p_types boolean DEFAULT true)
 RETURNS text
 LANGUAGE plpgsql
 IMMUTABLE
@@ -86,6 +87,7 @@ BEGIN
                                     AND jsonb_array_length(tree.node->'args') = 2) THEN
                         format('%s is not an operator the expression language has (== != > >= < <= in contains && || with two operands, ! with one)',
                                left(tree.node::text, 120))
+                    WHEN NOT p_types THEN NULL
                     WHEN tree.node->>'op' IN ('!', '&&', '||')
                          AND EXISTS (SELECT 1 FROM jsonb_array_elements(tree.node->'args') AS a
                                       WHERE charter._ast_type(a.value, p_fields) NOT IN ('boolean', 'any')) THEN
