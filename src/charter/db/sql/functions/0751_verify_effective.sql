@@ -198,7 +198,9 @@ BEGIN
                                    s.slot_id, s.entry, s.slot_id, s.slot_id, s.exit_)
           FROM slots AS s
          WHERE s.attached AND (
-               (SELECT count(*) = 1 AND bool_and(e.source = s.entry AND NOT e.loop)
+               (SELECT count(*) = 1 AND bool_and(e.source = s.entry AND NOT e.loop AND e.edge->'priority' = '0'::jsonb
+                                                 AND e.edge->'label' IS NOT DISTINCT FROM
+                                                     v_env #> ARRAY['edgesById', s.entry || '->' || s.exit_, 'label'])
                   FROM edges AS e WHERE e.target = format('sys:slot:%s:in', s.slot_id)) IS NOT TRUE
             OR (SELECT count(*) = 1 AND bool_and(e.target = s.exit_ AND e.loop = s.on_loop)
                   FROM edges AS e WHERE e.source = format('sys:slot:%s:out', s.slot_id)) IS NOT TRUE)

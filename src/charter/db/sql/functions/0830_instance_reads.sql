@@ -285,7 +285,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH021',
             MESSAGE = format('Rule %s: the expression is %s; the limit is 500 characters', p_rule_id,
                              coalesce(length(p_expression) || ' characters long', 'missing')),
-            HINT = 'Store rules with client.instances.put_rule(rule_id, expression), which compiles them.';
+            HINT = 'Store rules with client.rules.put(rule_id, expression), which compiles them.';
     END IF;
     -- As the compiler makes it, and able to be true or false (a rule node takes one of two edges).
     PERFORM charter._check_ast(p_ast, NULL, format('Rule %s', p_rule_id), true);
