@@ -343,23 +343,31 @@ class WorkflowStructureError(FlowDefinitionError, ContractError, code="WORKFLOW_
     """A workflow graph breaks a structural rule (flows and document workflows alike)."""
 
 
-class WorkflowCycleError(WorkflowStructureError, code="WORKFLOW_CYCLE"):
+class WorkflowCycleError(WorkflowStructureError, code="WORKFLOW_CYCLE", sqlstate="CH145"):
     """The graph has a cycle outside the envelope's lifecycle loops."""
 
 
-class WorkflowUnreachableError(WorkflowStructureError, code="WORKFLOW_UNREACHABLE"):
+class WorkflowUnreachableError(
+    WorkflowStructureError, code="WORKFLOW_UNREACHABLE", sqlstate="CH146"
+):
     """A node cannot be reached from the start or cannot reach the end."""
 
 
-class WorkflowSplitInvalidError(WorkflowStructureError, code="WORKFLOW_SPLIT_INVALID"):
+class WorkflowSplitInvalidError(
+    WorkflowStructureError, code="WORKFLOW_SPLIT_INVALID", sqlstate="CH148"
+):
     """A parallel split has fewer than two paths."""
 
 
-class WorkflowJoinInvalidError(WorkflowStructureError, code="WORKFLOW_JOIN_INVALID"):
+class WorkflowJoinInvalidError(
+    WorkflowStructureError, code="WORKFLOW_JOIN_INVALID", sqlstate="CH147"
+):
     """A parallel join does not match its split."""
 
 
-class WorkflowSystemIntegrityError(WorkflowStructureError, code="WORKFLOW_SYSTEM_INTEGRITY"):
+class WorkflowSystemIntegrityError(
+    WorkflowStructureError, code="WORKFLOW_SYSTEM_INTEGRITY", sqlstate="CH140"
+):
     """WF-08: a system node or edge of the envelope was changed or removed."""
 
 
@@ -406,7 +414,7 @@ class SlotPatchEmptyError(ContractError, code="SLOT_PATCH_EMPTY"):
     """A slot patch has no nodes."""
 
 
-class SlotNodeIdInvalidError(ContractError, code="SLOT_NODE_ID_INVALID"):
+class SlotNodeIdInvalidError(ContractError, code="SLOT_NODE_ID_INVALID", sqlstate="CH142"):
     """A slot node id is outside its slot's namespace (WF-06)."""
 
 
@@ -414,7 +422,7 @@ class SlotNodeDuplicateError(ContractError, code="SLOT_NODE_DUPLICATE"):
     """A slot node id is used twice."""
 
 
-class SlotNodeTypeReservedError(ContractError, code="SLOT_NODE_TYPE_RESERVED"):
+class SlotNodeTypeReservedError(ContractError, code="SLOT_NODE_TYPE_RESERVED", sqlstate="CH143"):
     """A slot node uses a system-only node type (WF-06)."""
 
 
@@ -422,7 +430,7 @@ class SlotEdgeIdInvalidError(ContractError, code="SLOT_EDGE_ID_INVALID"):
     """A slot edge id is invalid or duplicated."""
 
 
-class SlotEdgeOutOfScopeError(ContractError, code="SLOT_EDGE_OUT_OF_SCOPE"):
+class SlotEdgeOutOfScopeError(ContractError, code="SLOT_EDGE_OUT_OF_SCOPE", sqlstate="CH141"):
     """A slot edge leaves its slot (WF-06)."""
 
 
@@ -438,8 +446,9 @@ class SlotExitInvalidError(ContractError, code="SLOT_EXIT_INVALID"):
     """A slot's exit does not match its kind (single, join)."""
 
 
-class SlotEditWindowLooserError(ContractError, code="SLOT_EDIT_WINDOW_LOOSER"):
-    """A slot override loosens an edit window (only stricter is allowed)."""
+class SlotEditWindowLooserError(ContractError, code="SLOT_EDIT_WINDOW_LOOSER", sqlstate="CH144"):
+    """A slot override loosens an edit window (only stricter is allowed), or a published
+    effective workflow loosens or drops one of its envelope's or slot's windows."""
 
 
 class CompiledWorkflowError(CharterError, code="WORKFLOW_ARTIFACT_INVALID"):
@@ -451,8 +460,11 @@ class WorkflowCompilerStaleError(CompiledWorkflowError, code="WORKFLOW_COMPILER_
     recompile`."""
 
 
-class WorkflowHashMismatchError(CompiledWorkflowError, code="WORKFLOW_HASH_MISMATCH"):
-    """The artifact was changed after it was compiled."""
+class WorkflowHashMismatchError(
+    CompiledWorkflowError, code="WORKFLOW_HASH_MISMATCH", sqlstate="CH149"
+):
+    """The artifact was changed after it was compiled (found at run time, or at publish when
+    SQL recomputes the hash from its canonical JSON)."""
 
 
 class WorkflowArtifactMissingError(

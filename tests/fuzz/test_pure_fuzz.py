@@ -30,6 +30,7 @@ from charter.expr import compile_expression, evaluate
 from charter.payloads import json_text
 from charter.templates import TEMPLATES
 
+from ..effective_oracle import problems
 from .strategies import (
     charter_error_or_result,
     cyclic,
@@ -260,10 +261,82 @@ def test_org_definitions_refuse_with_a_code(org, name):
     compiled = charter_error_or_result(lambda: compile_effective(envelope, org))
     if isinstance(compiled, CharterError):
         return
-    # What compiles can be shown, diffed, hashed and stored.
+    # What compiles keeps WF-06 and WF-08, checked independently of the compiler...
+    bare = compile_effective(envelope)
+    assert problems(bare, envelope["slots"], compiled) == []
+    # ...and can be shown, diffed, hashed and stored.
     to_mermaid(compiled)
-    diff_effective(compiled, compile_effective(envelope))
+    diff_effective(compiled, bare)
     json_text(compiled, "compiled")
+
+
+def _patch_edge(draw: Any, i: int, ids: list[str], strays: list[str]) -> dict[str, str]:
+    if draw(st.integers(0, 7)) and len(ids) > 1:  # mostly forwards inside the slot
+        pair = draw(st.lists(st.sampled_from(range(len(ids))), min_size=2, max_size=2, unique=True))
+        source, target = ids[min(pair)], ids[max(pair)]
+    else:
+        source, target = (draw(st.sampled_from([*ids, *strays])) for _ in "st")
+    return {"id": f"e{i}", "sourceNodeId": source, "targetNodeId": target}
+
+
+@st.composite
+def slot_patches(draw: Any) -> tuple[str, dict[str, Any]]:
+    """Org definitions that are well formed but place nodes and edges anywhere: in the
+    slot's namespace or not, edges inside the slot or to system nodes and other slots."""
+    name = draw(st.sampled_from(sorted(TEMPLATES)))
+    contract = TEMPLATES[name].contract
+    envelope = generate_envelope(EntityContract.from_json(contract))
+    slots = [slot["slotId"] for slot in envelope["slots"]]
+    system = [node["id"] for node in envelope["nodes"]]
+    patches: dict[str, Any] = {}
+    for slot in draw(st.lists(st.sampled_from(slots), min_size=1, max_size=2, unique=True)):
+        own = [f"usr:{slot}:n{i}" for i in range(draw(st.integers(1, 4)))]
+        elsewhere = [f"usr:{other}:n0" for other in slots if other != slot]
+        strays = [*system, *elsewhere, f"{own[0]}:x", "n0"]
+        ids = [node if draw(st.integers(0, 9)) else draw(st.sampled_from(strays)) for node in own]
+        kinds = ["action"] * 12 + ["lifecycle_gate", "parallel_split", "parallel_join"]
+        nodes = []
+        for node in ids:
+            kind = draw(st.sampled_from(kinds))
+            config = {"actionType": "x.do"} if kind == "action" else {}
+            nodes.append({"id": node, "type": kind, "config": config})
+
+        edges = [
+            _patch_edge(draw, i, ids, [*system, *elsewhere]) for i in range(draw(st.integers(0, 5)))
+        ]
+        patches[slot] = {
+            "nodes": nodes,
+            "edges": edges,
+            "entryEdgeMode": draw(st.sampled_from(["serial", "branch", "branch"])),
+            "exitEdgeMode": draw(st.sampled_from(["single", "join", "join"])),
+            **draw(
+                st.sampled_from(  # often none
+                    [
+                        {},
+                        {},
+                        {},
+                        {
+                            "editWindowOverride": draw(
+                                st.sampled_from(["editable", "amend_only", "locked"])
+                            )
+                        },
+                    ]
+                )
+            ),
+        }
+    base = {"entityType": contract["entityType"], "envelopeVersion": contract["version"]}
+    return name, {"baseRef": base, "slots": patches}
+
+
+@settings_for(300)
+@given(patch=slot_patches())
+def test_a_slot_patch_that_compiles_keeps_wf06_and_wf08(patch):
+    name, org = patch
+    envelope = generate_envelope(EntityContract.from_json(TEMPLATES[name].contract))
+    compiled = charter_error_or_result(lambda: compile_effective(envelope, org))
+    if isinstance(compiled, CharterError):
+        return
+    assert problems(compile_effective(envelope), envelope["slots"], compiled) == []
 
 
 @settings_for(80)

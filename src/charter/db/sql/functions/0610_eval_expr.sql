@@ -10,6 +10,11 @@ IMMUTABLE
 SET search_path = ''
 AS $$
 BEGIN
+    -- Only what charter's compiler makes is evaluated (node kinds, depth, size, variables;
+    -- the types were checked where it was stored).
+    IF charter._ast_problem(coalesce(p_ast->'ast', p_ast), NULL, false, false) IS NOT NULL THEN
+        PERFORM charter._check_ast(coalesce(p_ast->'ast', p_ast));
+    END IF;
     RETURN (
         WITH input AS (
             SELECT coalesce(p_ast->'ast', p_ast) AS ast, coalesce(p_vars, '{}'::jsonb) AS vars

@@ -141,7 +141,6 @@ DECLARE
     v_slug     text := format('effective:%s:%s', v_org, p_entity_type);
     v_current  charter.workflow_versions;
     v_envelope charter.workflow_versions;
-    v_loosened text;
     v_patch_id text;
     v_id       text;
     v_number   integer;
@@ -164,19 +163,9 @@ BEGIN
                              p_base_ref->>'envelopeVersion', p_entity_type, coalesce(p_compiled->>'envelopeVersion', 'none')),
             HINT = 'Compile the org definition against the envelope its baseRef names (client.definitions.publish does).';
     END IF;
-    -- An org may tighten edit windows, never loosen them (WF-06): every node of the published
-    -- envelope keeps at least its window in the effective workflow.
-    SELECT e.key INTO v_loosened
-      FROM jsonb_each_text(v_envelope.compiled->'editWindows') AS e
-     WHERE coalesce(array_position(ARRAY['editable', 'amend_only', 'locked'],
-                                   p_compiled #>> ARRAY['editWindows', e.key]), 0)
-           < array_position(ARRAY['editable', 'amend_only', 'locked'], e.value)
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH032',
-            MESSAGE = format('The effective workflow loosens or drops the edit window of %L', v_loosened),
-            HINT = 'Compile the org definition with charter''s compiler: windows may only get stricter.';
-    END IF;
+    -- What the compiler would refuse is refused here too, whoever calls (WF-06, WF-07,
+    -- WF-08, edit windows never looser, expressions): see charter._verify_effective.
+    PERFORM charter._verify_effective(p_compiled, v_envelope);
     PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_patches));
     PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
     SELECT v.* INTO v_current FROM charter.workflows AS w

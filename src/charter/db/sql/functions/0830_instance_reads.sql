@@ -139,6 +139,14 @@ BEGIN
             MESSAGE = format('%L is not a rule id: use 1 to 200 letters, digits, _ . : -', p_rule_id),
             HINT = 'For example credit.within_limit.';
     END IF;
+    IF p_expression IS NULL OR length(p_expression) > 500 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH021',
+            MESSAGE = format('Rule %s: the expression is %s; the limit is 500 characters', p_rule_id,
+                             coalesce(length(p_expression) || ' characters long', 'missing')),
+            HINT = 'Store rules with client.rules.put(rule_id, expression), which compiles them.';
+    END IF;
+    -- As the compiler makes it, and able to be true or false (a rule node takes one of two edges).
+    PERFORM charter._check_ast(p_ast, NULL, format('Rule %s', p_rule_id), true);
     PERFORM pg_advisory_xact_lock(charter._lock_key('rule', format('%s:%s', v_org, p_rule_id)));
     SELECT * INTO v_latest FROM charter.rules AS r WHERE r.org_id = v_org AND r.rule_id = p_rule_id
      ORDER BY r.version DESC LIMIT 1;
