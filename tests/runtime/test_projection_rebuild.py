@@ -90,7 +90,7 @@ def test_the_rebuild_restores_every_projected_column_at_five_points(split, engin
     acme, docs = split, split.documents
     doc = docs.create("job", {"n": 7}, actor="sales")
     docs.transition(doc.id, "open", actor="sales")
-    run = docs.wait(doc.id, timeout=20).workflow.run_id
+    run = docs.wait(doc.id, timeout=20, until="idle").workflow.run_id
 
     # 1. Two parallel tokens, each at its own wait.
     (instance, rows) = check_rebuild(db_url, sql, acme, run, "parallel tokens")
@@ -100,7 +100,7 @@ def test_the_rebuild_restores_every_projected_column_at_five_points(split, engin
 
     # 2. One path has arrived at the ALL join, which waits for the other.
     acme.events.send("a:7", {"by": "courier"})
-    docs.wait(doc.id, timeout=20)
+    docs.wait(doc.id, timeout=20, until="idle")
     (instance, rows) = check_rebuild(db_url, sql, acme, run, "pending join")
     [join] = [r for r in rows if r[0].endswith(":both")]
     assert join[1:4] == ("waiting", 1, 0)
@@ -108,7 +108,7 @@ def test_the_rebuild_restores_every_projected_column_at_five_points(split, engin
 
     # 3. The join has passed; the approval is outstanding.
     acme.events.send("b:7", {"by": "post"})
-    docs.wait(doc.id, timeout=20)
+    docs.wait(doc.id, timeout=20, until="idle")
     (instance, rows) = check_rebuild(db_url, sql, acme, run, "approval outstanding")
     assert any(r[0].endswith(":sign") and r[1] == "running" for r in rows)
 
@@ -123,7 +123,7 @@ def test_the_rebuild_restores_every_projected_column_at_five_points(split, engin
     acme.approvals.decide(
         request.id, "approved", actor="boss", entity_version=request.entity_version
     )
-    assert docs.wait(doc.id, timeout=20).state == "done"
+    assert docs.wait(doc.id, timeout=20, until="idle").state == "done"
     (instance, rows) = check_rebuild(db_url, sql, acme, run, "completed")
     assert instance[0] == "completed" and instance[1] == []
 
@@ -140,7 +140,7 @@ def test_the_rebuild_restores_instances_of_every_use_case(acme, engine, db_url, 
         docs.transition(doc.id, "submit", actor="clerk")
         made.append(doc.id)
     for doc_id in made:
-        docs.wait(doc_id, timeout=20)
+        docs.wait(doc_id, timeout=20, until="idle")
     [rejected, approved, restarted] = made[1:]
     by_doc = {r.document_id: r for r in acme.approvals.inbox("reviewer")}
     acme.approvals.decide(by_doc[rejected].id, "rejected", actor="reviewer", entity_version=2)
@@ -158,17 +158,19 @@ def test_the_rebuild_restores_instances_of_every_use_case(acme, engine, db_url, 
     period = {"franchisee": "F-1", "sales": 10, "anomalies": False}
     made.append(docs.create("royalty_period", period, actor="sales").id)
     for doc_id in made:
-        docs.wait(doc_id, timeout=20)
+        docs.wait(doc_id, timeout=20, until="idle")
     acme.events.send("delivery:pod:S0", {"signed_by": "Ann"})
     acme.test_clock.advance(timedelta(days=31))
     try:
         for doc_id in made:
-            docs.wait(doc_id, timeout=20)
+            docs.wait(doc_id, timeout=20, until="idle")
     finally:
         acme.test_clock.reset()
     cancelled = docs.create("shipment", {"shipment_id": "S9", "carrier": "ACME"}, actor="sales")
     docs.transition(cancelled.id, "dispatch", actor="sales")
-    acme.cancel(docs.wait(cancelled.id, timeout=20).workflow.run_id, reason="wrong carrier")
+    acme.cancel(
+        docs.wait(cancelled.id, timeout=20, until="idle").workflow.run_id, reason="wrong carrier"
+    )
     made.append(cancelled.id)
 
     runs = {r[0] for r in sql("SELECT id FROM charter.workflow_instances WHERE org_id = 'acme'")}
@@ -196,7 +198,7 @@ def test_after_any_sequence_the_rebuild_is_the_live_projection(split, engine, db
     acme, docs = split, split.documents
     doc = docs.create("job", {"n": len(steps)}, actor="sales")
     docs.transition(doc.id, "open", actor="sales")
-    run = docs.wait(doc.id, timeout=20).workflow.run_id
+    run = docs.wait(doc.id, timeout=20, until="idle").workflow.run_id
     for step in steps:
         current = docs.get(doc.id)
         if current.workflow is None or current.workflow.status not in ("running", "paused"):
@@ -216,5 +218,5 @@ def test_after_any_sequence_the_rebuild_is_the_live_projection(split, engine, db
             docs.update(doc.id, {"n": len(steps)}, actor="sales")
         else:
             acme.cancel(run, actor="boss", reason="enough")
-        docs.wait(doc.id, timeout=20)
+        docs.wait(doc.id, timeout=20, until="idle")
         check_rebuild(db_url, sql, acme, run, f"{steps}: after {step}")
