@@ -170,7 +170,11 @@ _EXPRESSION_SOURCE = {"type": "string", "pattern": NON_BLANK}
 _EXPRESSION_COMPILED = {
     "type": "object",
     "required": ["expression", "ast"],
-    "properties": {"expression": {"type": "string"}, "ast": {"type": "object"}},
+    "properties": {
+        "expression": {"type": "string"},
+        # What an AST may be is charter.expr's to say (and charter._ast_problem's in SQL).
+        "ast": {"description": "the expression's AST, as charter.expr.compile_expression makes it"},
+    },
     "additionalProperties": False,
 }
 

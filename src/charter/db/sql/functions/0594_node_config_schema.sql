@@ -22,7 +22,7 @@ AS $fn$
      "additionalProperties": false,
      "properties": {
       "ast": {
-       "type": "object"
+       "description": "the expression's AST, as charter.expr.compile_expression makes it"
       },
       "expression": {
        "type": "string"
@@ -78,7 +78,7 @@ AS $fn$
          "additionalProperties": false,
          "properties": {
           "ast": {
-           "type": "object"
+           "description": "the expression's AST, as charter.expr.compile_expression makes it"
           },
           "expression": {
            "type": "string"
@@ -160,7 +160,7 @@ AS $fn$
     "additionalProperties": false,
     "properties": {
      "ast": {
-      "type": "object"
+      "description": "the expression's AST, as charter.expr.compile_expression makes it"
      },
      "expression": {
       "type": "string"
@@ -256,7 +256,7 @@ AS $fn$
     "additionalProperties": false,
     "properties": {
      "ast": {
-      "type": "object"
+      "description": "the expression's AST, as charter.expr.compile_expression makes it"
      },
      "expression": {
       "type": "string"
@@ -315,7 +315,7 @@ AS $fn$
     "additionalProperties": false,
     "properties": {
      "ast": {
-      "type": "object"
+      "description": "the expression's AST, as charter.expr.compile_expression makes it"
      },
      "expression": {
       "type": "string"
@@ -356,7 +356,7 @@ AS $fn$
      "additionalProperties": false,
      "properties": {
       "ast": {
-       "type": "object"
+       "description": "the expression's AST, as charter.expr.compile_expression makes it"
       },
       "expression": {
        "type": "string"

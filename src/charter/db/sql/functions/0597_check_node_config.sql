@@ -18,6 +18,9 @@ DECLARE
     v_problem text;
     v_passing int;
     v_first   text;
+    v_selected text;
+    v_names   text;
+    v_forms   int;
 BEGIN
     IF p_schema ? 'type' AND NOT (
            v_type = p_schema->>'type'
@@ -84,6 +87,10 @@ BEGIN
         END LOOP;
     END IF;
     IF jsonb_typeof(p_schema->'oneOf') = 'array' THEN
+        -- Forms that only require one setting each: exactly one of those settings.
+        SELECT string_agg(b->'required'->>0, ', ') FILTER (WHERE b - 'required' = '{}' AND jsonb_array_length(b->'required') = 1),
+               count(*) INTO v_names, v_forms
+          FROM jsonb_array_elements(p_schema->'oneOf') AS b;
         v_passing := 0;
         FOR v_child IN SELECT b.value FROM jsonb_array_elements(p_schema->'oneOf') AS b LOOP
             v_problem := charter._json_schema_problem(p_value, v_child, p_path);
@@ -91,10 +98,33 @@ BEGIN
                 v_passing := v_passing + 1;
             ELSE
                 v_first := coalesce(v_first, v_problem);
+                -- The form a setting of one allowed value selects (an approval's mode) is
+                -- the one whose problem to report.
+                IF EXISTS (SELECT 1 FROM jsonb_each(coalesce(v_child->'properties', '{}')) AS f
+                            WHERE jsonb_array_length(CASE WHEN jsonb_typeof(f.value->'enum') = 'array'
+                                                          THEN f.value->'enum' ELSE '[]' END) = 1
+                              AND p_value->f.key = f.value->'enum'->0) THEN
+                    v_selected := coalesce(v_selected, v_problem);
+                END IF;
             END IF;
         END LOOP;
-        IF v_passing = 0 THEN
-            RETURN format('%s matches none of its forms (first: %s)', v_at, v_first);
+        IF v_passing <> 1 AND v_names IS NOT NULL AND array_length(string_to_array(v_names, ', '), 1) = v_forms THEN
+            RETURN format('%s needs exactly one of %s', v_at, v_names);
+        ELSIF v_passing = 0 AND v_selected IS NOT NULL THEN
+            RETURN v_selected;
+        ELSIF v_passing = 0 THEN
+            -- No form selected: the setting that selects one (in every form, of one allowed
+            -- value each) has none of their values.
+            SELECT format('%s=%s is not one of %s', ltrim(p_path || '.' || d.key, '.'), coalesce(p_value->d.key, 'null'),
+                          string_agg(d.value #>> '{}', ', ' ORDER BY d.n))
+              INTO v_problem
+              FROM (SELECT f.key, f.value->'enum'->0 AS value, b.n
+                      FROM jsonb_array_elements(p_schema->'oneOf') WITH ORDINALITY AS b(value, n),
+                           jsonb_each(coalesce(b.value->'properties', '{}')) AS f
+                     WHERE jsonb_typeof(f.value->'enum') = 'array' AND jsonb_array_length(f.value->'enum') = 1) AS d
+             GROUP BY d.key HAVING count(*) = v_forms
+             ORDER BY d.key COLLATE "C" LIMIT 1;
+            RETURN coalesce(v_problem, format('%s matches none of its forms (the first: %s)', v_at, v_first));
         ELSIF v_passing > 1 THEN
             RETURN format('%s matches more than one of its forms', v_at);
         END IF;
