@@ -402,8 +402,9 @@ class ContractVersionStaleError(ContractError, code="CONTRACT_VERSION_STALE", sq
     newest: a version is published once, so a changed contract needs a higher version."""
 
 
-class NodeConfigInvalidError(ContractError, code="NODE_CONFIG_INVALID"):
-    """A node's configuration is invalid for its type."""
+class NodeConfigInvalidError(ContractError, code="NODE_CONFIG_INVALID", sqlstate="CH150"):
+    """A node's configuration is invalid for its type (refused by the compiler, or at publish
+    when SQL checks it against the node type's schema)."""
 
 
 class SlotUnknownError(ContractError, code="SLOT_UNKNOWN"):

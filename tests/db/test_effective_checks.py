@@ -250,7 +250,8 @@ def orphan_node(a: dict[str, Any], data: st.DataObject) -> tuple[dict[str, Any],
         return None
     slot = data.draw(st.sampled_from(slots))
     node = f"usr:{slot}:orphan"
-    a["nodes"][node] = {"id": node, "type": "action", "config": {}}
+    config = {"actionType": "work.note", "payloadTemplate": {}, "runAs": "actor"}
+    a["nodes"][node] = {"id": node, "type": "action", "config": config}
     a["editWindows"][node] = "locked"
     a["slotMap"][node] = slot
     a["topologicalOrder"].append(node)
@@ -318,9 +319,9 @@ def tamper_hash(a: dict[str, Any], data: st.DataObject) -> tuple[dict[str, Any],
         a["hash"] = data.draw(
             st.text("0123456789abcdef", min_size=64, max_size=64).filter(lambda h: h != a["hash"])
         )
-    else:  # changed after compilation, hash left as it was
+    else:  # changed after compilation, hash left as it was (the config is checked first)
         node = data.draw(st.sampled_from(users))
-        a["nodes"][node]["config"]["note"] = data.draw(st.text(max_size=5))
+        a["nodes"][node]["note"] = data.draw(st.text(max_size=5))
     return a, "WORKFLOW_HASH_MISMATCH"
 
 

@@ -1,5 +1,10 @@
 """Node configuration: every node type of the seed's canon enum, validated at compile time.
 
+Which settings a node type takes, and what they must look like, is declared once in
+``charter.compiler.node_schemas`` (the same declaration exports the JSON Schemas and the
+schema PostgreSQL checks at publish); this module walks it, with the messages that say how
+to fix a configuration.
+
 Expressions inside a configuration (conditions, scripts, the payloads of actions and
 webhooks, approver rules, timer deadlines) are compiled to their JSON AST here — a condition
 must be able to be true or false —, and ``{entity.x}`` placeholders in text templates (event
@@ -13,13 +18,20 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from charter.compiler.node_schemas import (
+    APPROVER_KINDS,
+    DURATION,
+    HEADER_NAME,
+    NODE_TYPES,
+    Kind,
+    NodeType,
+    Setting,
+    matches,
+)
 from charter.errors import ContractError, ExpressionError
 from charter.expr.compile import Schema, compile_expression
 from charter.payloads import shown
 
-# \Z, not $: "$" also matches before a trailing newline.
-DURATION = re.compile(r"\AP(?!\Z)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?\Z")
-ACTION_TYPE = re.compile(r"\A[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\Z")
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -27,12 +39,12 @@ def compile_node_config(
     node_id: str, node_type: str, config: dict[str, Any], schema: Schema
 ) -> dict[str, Any]:
     """The configuration with its expressions compiled, or ContractError(NODE_CONFIG_INVALID)."""
-    check = _CHECKS.get(node_type)
-    if check is None:
+    spec = NODE_TYPES.get(node_type)
+    if spec is None or not spec.settings:
         if config:
             _fail(node_id, f"a {node_type} node takes no configuration, got {sorted(config)}")
         return {}
-    return check(_Config(node_id, node_type, config, schema))
+    return _compile(_Config(node_id, node_type, config, schema), spec)
 
 
 class _Config:
@@ -142,11 +154,7 @@ class _Config:
         value = self.config.get(key)
         if value is None and not required:
             return None
-        if (
-            not isinstance(value, str)
-            or not DURATION.match(value)
-            or not re.search(r"[1-9]", value)
-        ):
+        if not isinstance(value, str) or not matches(DURATION, value):
             _fail(
                 self.node_id,
                 f"{key}={shown(value)} is not a positive ISO 8601 duration such as PT24H, P3D "
@@ -159,33 +167,78 @@ def _fail(node_id: str, message: str) -> None:
     raise ContractError(f"Node {node_id}: {message}.", code="NODE_CONFIG_INVALID")
 
 
-def _action(c: _Config) -> dict[str, Any]:
-    c.only("actionType", "payloadTemplate", "runAs")
-    action_type = c.text("actionType")
-    assert action_type is not None
-    if not ACTION_TYPE.match(action_type):
-        _fail(c.node_id, f"actionType {action_type!r} must look like 'invoice.reserve_inventory'")
-    return {
-        "actionType": action_type,
-        "payloadTemplate": c.payload("payloadTemplate"),
-        "runAs": c.choice("runAs", ("actor", "system", "service_account"), "actor"),
-    }
+def _compile(c: _Config, spec: NodeType) -> dict[str, Any]:
+    """The configuration compiled setting by setting, as ``spec`` declares them."""
+    settings = spec.settings
+    if spec.variants is not None:
+        key, by_value = spec.variants
+        choice = settings[key]
+        assert choice.default is not None
+        value = c.choice(key, tuple(by_value), choice.default)
+        settings = {**settings, **by_value[value]}
+    c.only(*settings)
+    if spec.exactly_one and sum(k in c.config for k in spec.exactly_one) != 1:
+        _fail(c.node_id, spec.exactly_one_message)
+    out: dict[str, Any] = {}
+    for key, setting in settings.items():
+        value = _SETTINGS[setting.kind](c, key, setting)
+        if value is not None:
+            out[key] = value
+    return out
 
 
-def _approval(c: _Config) -> dict[str, Any]:
-    mode = c.choice("mode", ("inline", "chain"), "inline")
-    escalation = {}
-    if c.config.get("escalateAfter") is not None:
-        escalation = {"escalateAfter": c.duration("escalateAfter")}
-    if mode == "chain":
-        c.only("mode", "chainId", "escalateAfter")
-        return {"mode": "chain", "chainId": c.text("chainId"), **escalation}
-    c.only("mode", "approvers", "decision", "escalateAfter")
-    approvers = c.config.get("approvers")
+def _text(c: _Config, key: str, setting: Setting) -> str | None:
+    value = c.text(key, required=setting.required)
+    if value is not None and setting.pattern and not matches(setting.pattern, value):
+        _fail(c.node_id, setting.mismatch.format(key=key, value=value))
+    return value
+
+
+def _choice(c: _Config, key: str, setting: Setting) -> str:
+    assert setting.default is not None
+    return c.choice(key, setting.options, setting.default)
+
+
+def _expression(c: _Config, key: str, setting: Setting) -> dict[str, Any] | None:
+    if key not in c.config and not setting.required:
+        return None
+    return c.expression(key, c.config.get(key), boolean=setting.boolean)
+
+
+def _template(c: _Config, key: str, setting: Setting) -> str | None:
+    if key not in c.config and not setting.required:
+        return None
+    value = c.template(key, c.config.get(key))
+    if setting.pattern and not matches(setting.pattern, value):
+        _fail(c.node_id, setting.mismatch.format(key=key, value=value))
+    return value
+
+
+def _duration(c: _Config, key: str, setting: Setting) -> str | None:
+    return c.duration(key, required=setting.required)
+
+
+def _payload(c: _Config, key: str, setting: Setting) -> dict[str, Any]:
+    return c.payload(key)
+
+
+def _headers(c: _Config, key: str, setting: Setting) -> dict[str, str]:
+    """Header name → text template (``"Bearer {org.token}"``)."""
+    headers = c.config.get(key, {})
+    if not isinstance(headers, dict):
+        _fail(c.node_id, f'{key} must map header names to text, e.g. {{"X-Source": "charter"}}')
+    for name in headers:
+        if not matches(HEADER_NAME, str(name)):
+            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
+    return {k: c.template(f"{key}.{k}", v) for k, v in sorted(headers.items())}
+
+
+def _approvers(c: _Config, key: str, setting: Setting) -> list[dict[str, Any]]:
+    approvers = c.config.get(key)
     if not isinstance(approvers, list) or not approvers:
         _fail(
             c.node_id,
-            "an inline approval needs a non-empty approvers list, e.g. "
+            f"an inline approval needs a non-empty {key} list, e.g. "
             '[{"role": "finance_manager"}]',
         )
     compiled: list[dict[str, Any]] = []
@@ -194,133 +247,32 @@ def _approval(c: _Config) -> dict[str, Any]:
         if (
             not isinstance(approver, dict)
             or len(approver) != 1
-            or next(iter(approver)) not in ("user", "role", "rule", "managerOf")
+            or next(iter(approver)) not in APPROVER_KINDS
         ):
             _fail(
                 c.node_id,
-                f'approvers[{n}] must be one of {{"user": id}}, {{"role": name}}, '
+                f'{key}[{n}] must be one of {{"user": id}}, {{"role": name}}, '
                 '{"rule": expression} or {"managerOf": "requester"}',
             )
         kind, value = next(iter(approver.items()))
         if kind == "rule":
-            compiled.append({"rule": c.expression(f"approvers[{n}].rule", value)})
+            compiled.append({"rule": c.expression(f"{key}[{n}].rule", value)})
         elif kind == "managerOf" and value != "requester":
-            _fail(c.node_id, f'approvers[{n}].managerOf must be "requester", not {shown(value)}')
+            _fail(c.node_id, f'{key}[{n}].managerOf must be "requester", not {shown(value)}')
         elif not isinstance(value, str) or not value:
-            _fail(c.node_id, f"approvers[{n}].{kind} must be a non-empty string")
+            _fail(c.node_id, f"{key}[{n}].{kind} must be a non-empty string")
         else:
             compiled.append({kind: value})
-    return {
-        "mode": "inline",
-        "approvers": compiled,
-        "decision": c.choice("decision", ("any", "all"), "any"),
-        **escalation,
-    }
+    return compiled
 
 
-def _condition(c: _Config) -> dict[str, Any]:
-    c.only("expression")
-    expression = c.expression("expression", c.config.get("expression"), boolean=True)
-    return {"expression": expression}
-
-
-def _script(c: _Config) -> dict[str, Any]:
-    c.only("expression", "assignTo")
-    assign = c.text("assignTo", required=False)
-    if assign is not None and not re.fullmatch(r"context\.[a-z_][a-z0-9_]*", assign):
-        _fail(
-            c.node_id,
-            f"assignTo {assign!r} must name a context variable, e.g. 'context.approval_count'",
-        )
-    out: dict[str, Any] = {"expression": c.expression("expression", c.config.get("expression"))}
-    if assign is not None:
-        out["assignTo"] = assign
-    return out
-
-
-def _wait_timer(c: _Config) -> dict[str, Any]:
-    c.only("duration", "until")
-    has_duration, has_until = "duration" in c.config, "until" in c.config
-    if has_duration == has_until:
-        _fail(
-            c.node_id,
-            "a wait_timer needs exactly one of duration (e.g. PT24H) or until "
-            "(an expression giving a time)",
-        )
-    if has_duration:
-        return {"duration": c.duration("duration")}
-    return {"until": c.expression("until", c.config.get("until"))}
-
-
-def _wait_event(c: _Config) -> dict[str, Any]:
-    c.only("eventKey", "timeout")
-    out: dict[str, Any] = {"eventKey": c.template("eventKey", c.config.get("eventKey"))}
-    timeout = c.duration("timeout", required=False)
-    if timeout is not None:
-        out["timeout"] = timeout
-    return out
-
-
-# Headers charter sets on every webhook itself.
-_CHARTER_HEADERS = ("content-type", "content-length", "idempotency-key", "host")
-
-
-def _webhook_out(c: _Config) -> dict[str, Any]:
-    c.only("url", "method", "payloadTemplate", "headers")
-    url = c.template("url", c.config.get("url"))
-    if not re.match(r"^https?://", url):
-        _fail(c.node_id, f"url {url!r} must start with https:// (or http://)")
-    return {
-        "url": url,
-        "method": c.choice("method", ("POST", "PUT", "PATCH"), "POST"),
-        "payloadTemplate": c.payload("payloadTemplate"),
-        "headers": _headers(c),
-    }
-
-
-def _notification(c: _Config) -> dict[str, Any]:
-    c.only("channel", "to", "subject", "body")
-    channel = c.choice("channel", ("email", "sms", "in_app"), "email")
-    out = {
-        "channel": channel,
-        "to": c.template("to", c.config.get("to")),
-        "body": c.template("body", c.config.get("body")),
-    }
-    if "subject" in c.config:
-        out["subject"] = c.template("subject", c.config["subject"])
-    return out
-
-
-def _headers(c: _Config) -> dict[str, str]:
-    """Header name → text template (``"Bearer {org.token}"``)."""
-    headers = c.config.get("headers", {})
-    if not isinstance(headers, dict):
-        _fail(c.node_id, 'headers must map header names to text, e.g. {"X-Source": "charter"}')
-    for name in headers:
-        if str(name).lower() in _CHARTER_HEADERS or str(name).lower().startswith("x-charter-"):
-            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
-    return {k: c.template(f"headers.{k}", v) for k, v in sorted(headers.items())}
-
-
-def _parallel_join(c: _Config) -> dict[str, Any]:
-    c.only("mode")
-    return {"mode": c.choice("mode", ("all", "any"), "all")}
-
-
-def _rule(c: _Config) -> dict[str, Any]:
-    c.only("ruleId")
-    return {"ruleId": c.text("ruleId")}
-
-
-_CHECKS: dict[str, Callable[[_Config], dict[str, Any]]] = {
-    "action": _action,
-    "approval": _approval,
-    "condition": _condition,
-    "script": _script,
-    "wait_timer": _wait_timer,
-    "wait_event": _wait_event,
-    "webhook_out": _webhook_out,
-    "notification": _notification,
-    "parallel_join": _parallel_join,
-    "rule": _rule,
+_SETTINGS: dict[Kind, Callable[[_Config, str, Setting], Any]] = {
+    "text": _text,
+    "choice": _choice,
+    "expression": _expression,
+    "template": _template,
+    "duration": _duration,
+    "payload": _payload,
+    "headers": _headers,
+    "approvers": _approvers,
 }

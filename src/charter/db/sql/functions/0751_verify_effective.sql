@@ -241,6 +241,7 @@ BEGIN
           FROM nodes AS n
          WHERE n.kind = 'user' AND n.type <> ALL (ARRAY['action', 'approval', 'condition', 'parallel_split', 'parallel_join',
                                                          'wait_timer', 'wait_event', 'webhook_out', 'notification', 'script', 'rule'])
+        UNION ALL SELECT 26, 'CH150', format('node %s: %s (fix the setting, or publish what the compiler makes)', n.node_id, c.problem) FROM nodes AS n, charter._node_config_problem(n.type, n.node->'config') AS c(problem) WHERE n.kind = 'user' AND c.problem IS NOT NULL
         UNION ALL
         SELECT 30, 'CH141', format('edge %s connects %s -> %s, which leaves slot %s: edges stay inside their slot (WF-06)',
                                    e.edge_id, e.source, e.target, coalesce(e.s_slot, e.t_slot))
