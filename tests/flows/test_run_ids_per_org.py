@@ -13,7 +13,7 @@ import pytest
 from charter import Context, Flow
 from charter.client.client import Client
 from charter.errors import ArgumentError, RunNotFoundError
-from charter.ops import runs as runs_ops
+from charter.ops import runs as ops
 
 from ..flows_for_tests import analyze_site
 from ..integration.helpers import charter_env, run_charter
@@ -108,7 +108,7 @@ def test_two_orgs_run_flows_under_the_same_run_ids_each_its_own(db_url):
 
         # An operator who names the id alone is told which orgs use it.
         with pytest.raises(ArgumentError, match="used by several orgs \\(acme, globex\\)"):
-            acme.store.perform(runs_ops.cancel("site-1", None))
+            acme.store.perform(ops.cancel("site-1", None))
 
     # Cancelling one org's run leaves the other's running (no worker serves this flow now).
     with Client(db_url, org_id="acme") as acme, Client(db_url, org_id="globex") as globex:

@@ -25,7 +25,7 @@ from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
 from charter.db.store import Call, first_json, json_rows
 from charter.errors import CharterError, RunNotFoundError
-from charter.ops import runs as runs_ops
+from charter.ops import runs as ops
 from charter.ops.approvals import request as approval_request
 from charter.ops.health import STUCK_REASONS
 from charter.ops.run_model import waiting_text
@@ -218,7 +218,7 @@ async def stuck_action(request: Request, who: Principal) -> Response:
 
 @page("runs.html")
 async def runs_page(request: Request, who: Principal) -> Response:
-    op = runs_ops.list_runs(
+    op = ops.list_runs(
         request.query_params.get("flow") or None,
         request.query_params.get("status") or None,
         100,

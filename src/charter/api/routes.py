@@ -27,7 +27,7 @@ from charter.errors import (
     NotificationNotFoundError,
     RunNotFoundError,
 )
-from charter.ops import runs as runs_ops
+from charter.ops import runs as ops
 from charter.ops.side_effects import (
     EVENT_TIMESTAMP_HEADER,
     EVENT_TOLERANCE_SECONDS,
@@ -253,7 +253,7 @@ async def start_run(request: Request, who: Principal) -> Any:
 
 @api("GET", "/api/runs", "List the org's runs (newest first)", "runs")
 async def list_runs(request: Request, who: Principal) -> Any:
-    op = runs_ops.list_runs(
+    op = ops.list_runs(
         request.query_params.get("flow"),
         request.query_params.get("status"),
         _int_param(request, "limit", 100, high=1000),

@@ -32,7 +32,7 @@ from charter.errors import (
     RunInputError,
     RunWaitTimeoutError,
 )
-from charter.ops import runs as runs_ops
+from charter.ops import runs as ops
 from charter.ops.workers import DEAD_WORKER_SECONDS
 from charter.worker.loader import load_flows
 
@@ -186,7 +186,7 @@ def status_command(
     assert run_id is not None
     # An operator's view: the run of --org, or of whichever org has this id.
     with Client(database_url, migrate=False) as client:
-        run = client.store.perform(runs_ops.get_run(run_id, org))
+        run = client.store.perform(ops.get_run(run_id, org))
     if json:
         print_json(dataclasses.asdict(run))
     else:
@@ -220,7 +220,7 @@ def runs_list_command(
 ) -> int:
     # An operator's list: every org's runs, or --org's.
     with Client(database_url, migrate=False) as client:
-        runs = client.store.perform(runs_ops.list_runs(flow, status, limit, after, org_id=org))
+        runs = client.store.perform(ops.list_runs(flow, status, limit, after, org_id=org))
     if json:
         print_json([dataclasses.asdict(run) for run in runs])
         return 0
@@ -252,13 +252,13 @@ def runs_cancel_command(
     actor: str | None,
     reason: str | None,
 ) -> int:
-    return _each(database_url, run_ids, lambda run_id: runs_ops.cancel(run_id, org, actor, reason))
+    return _each(database_url, run_ids, lambda run_id: ops.cancel(run_id, org, actor, reason))
 
 
 def runs_retry_command(
     *, database_url: str | None, run_ids: list[str], org: str | None, actor: str | None = None
 ) -> int:
-    return _each(database_url, run_ids, lambda run_id: runs_ops.retry(run_id, org, actor))
+    return _each(database_url, run_ids, lambda run_id: ops.retry(run_id, org, actor))
 
 
 def _each(

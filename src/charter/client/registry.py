@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.ops import registry as registry_ops
 from charter.ops.registry import (
     Invocation,
     InvocationResult,
@@ -15,11 +16,6 @@ from charter.ops.registry import (
     Operation_,
     VersionResult,
     WorkflowResult,
-    _create_invocation,
-    _create_workflow_version,
-    _ensure_workflow,
-    _lineage,
-    _update_invocation,
 )
 
 
@@ -39,7 +35,7 @@ class Registry:
         on_existing: OnExisting = "update",
         connection: Connection | None = None,
     ) -> WorkflowResult:
-        op = _ensure_workflow(wf_id, description, owner_id, on_existing)
+        op = registry_ops.ensure_workflow(wf_id, description, owner_id, on_existing)
         return self._store.perform(op, connection)
 
     def create_workflow_version(
@@ -57,7 +53,7 @@ class Registry:
         on_existing: OnExisting = "update",
         connection: Connection | None = None,
     ) -> VersionResult:
-        op = _create_workflow_version(
+        op = registry_ops.create_workflow_version(
             workflow_id, dsl, commit_message, operation, version_id=version_id,
             generation_id=generation_id, parent_version_ids=parent_version_ids,
             owner_id=owner_id, auto_create_parent=auto_create_parent, on_existing=on_existing,
@@ -76,7 +72,7 @@ class Registry:
         on_existing: Literal["update", "error"] = "update",
         connection: Connection | None = None,
     ) -> InvocationResult:
-        op = _create_invocation(
+        op = registry_ops.create_invocation(
             invocation_id, version_id, workflow_id=workflow_id, run_id=run_id,
             generation_id=generation_id, owner_id=owner_id, on_existing=on_existing,
         )  # fmt: skip
@@ -91,11 +87,13 @@ class Registry:
         usd_cost: float | None = None,
         connection: Connection | None = None,
     ) -> Invocation:
-        op = _update_invocation(invocation_id, status=status, end_time=end_time, usd_cost=usd_cost)
+        op = registry_ops.update_invocation(
+            invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
+        )
         return self._store.perform(op, connection)
 
     def lineage(self, version_id: str, *, connection: Connection | None = None) -> Lineage:
-        return self._store.perform(_lineage(version_id), connection)
+        return self._store.perform(registry_ops.lineage(version_id), connection)
 
 
 class AsyncRegistry:
@@ -113,7 +111,7 @@ class AsyncRegistry:
         on_existing: OnExisting = "update",
         connection: AsyncConnection | None = None,
     ) -> WorkflowResult:
-        op = _ensure_workflow(wf_id, description, owner_id, on_existing)
+        op = registry_ops.ensure_workflow(wf_id, description, owner_id, on_existing)
         return await self._store.perform(op, connection)
 
     async def create_workflow_version(
@@ -131,7 +129,7 @@ class AsyncRegistry:
         on_existing: OnExisting = "update",
         connection: AsyncConnection | None = None,
     ) -> VersionResult:
-        op = _create_workflow_version(
+        op = registry_ops.create_workflow_version(
             workflow_id, dsl, commit_message, operation, version_id=version_id,
             generation_id=generation_id, parent_version_ids=parent_version_ids,
             owner_id=owner_id, auto_create_parent=auto_create_parent, on_existing=on_existing,
@@ -150,7 +148,7 @@ class AsyncRegistry:
         on_existing: Literal["update", "error"] = "update",
         connection: AsyncConnection | None = None,
     ) -> InvocationResult:
-        op = _create_invocation(
+        op = registry_ops.create_invocation(
             invocation_id, version_id, workflow_id=workflow_id, run_id=run_id,
             generation_id=generation_id, owner_id=owner_id, on_existing=on_existing,
         )  # fmt: skip
@@ -165,10 +163,12 @@ class AsyncRegistry:
         usd_cost: float | None = None,
         connection: AsyncConnection | None = None,
     ) -> Invocation:
-        op = _update_invocation(invocation_id, status=status, end_time=end_time, usd_cost=usd_cost)
+        op = registry_ops.update_invocation(
+            invocation_id, status=status, end_time=end_time, usd_cost=usd_cost
+        )
         return await self._store.perform(op, connection)
 
     async def lineage(
         self, version_id: str, *, connection: AsyncConnection | None = None
     ) -> Lineage:
-        return await self._store.perform(_lineage(version_id), connection)
+        return await self._store.perform(registry_ops.lineage(version_id), connection)

@@ -1,4 +1,4 @@
-"""Argument checks shared by the operations: text, cleaned text."""
+"""Argument checks shared by the operations: text, cleaned text, whole numbers, ids."""
 
 from __future__ import annotations
 
@@ -35,3 +35,24 @@ def clean_text(value: Any, name: str) -> str:
         except RunInputError as exc:
             raise ArgumentError(exc.message) from None
     return value
+
+
+def whole_number(value: Any, name: str) -> int:
+    """A whole number as the call takes it, or ArgumentError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name} must be a whole number, not {type(value).__name__}.")
+    return value
+
+
+def effect_ids(ids: Any, what: str) -> list[int]:
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        return [ids]
+    if isinstance(ids, str | type) or not hasattr(ids, "__iter__"):
+        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r:.40}.")
+    out = []
+    for value in ids:
+        try:
+            out.append(int(value))
+        except (TypeError, ValueError, OverflowError):
+            raise ArgumentError(f"{what}: {value!r:.40} is not a side-effect id.") from None
+    return out

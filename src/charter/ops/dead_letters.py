@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from charter.db.store import Call, Operation, first_value, json_rows
-from charter.ops.arguments import text_argument
-from charter.ops.side_effects import SideEffect, _ids, _whole, side_effect
+from charter.ops.arguments import effect_ids, text_argument, whole_number
+from charter.ops.side_effects import SideEffect, side_effect
 
 
 def list_dead_letters(
@@ -14,7 +14,7 @@ def list_dead_letters(
 ) -> Operation[list[SideEffect]]:
     params = {
         "org_id": org_id,
-        "limit": _whole(limit, "limit"),
+        "limit": whole_number(limit, "limit"),
         "run_id": None if run_id is None else text_argument(run_id, "run_id"),
     }
     rows = yield Call("list_dead_letters", params, json_rows)
@@ -22,10 +22,10 @@ def list_dead_letters(
 
 
 def retry_dead_letters(org_id: str, ids: Any, actor: str | None) -> Operation[list[int]]:
-    params = {"org_id": org_id, "ids": _ids(ids, "dead_letters.retry"), "actor": actor}
+    params = {"org_id": org_id, "ids": effect_ids(ids, "dead_letters.retry"), "actor": actor}
     return list((yield Call("retry_side_effects", params, first_value)))
 
 
 def drop_dead_letters(org_id: str, ids: Any, actor: str | None) -> Operation[list[int]]:
-    params = {"org_id": org_id, "ids": _ids(ids, "dead_letters.drop"), "actor": actor}
+    params = {"org_id": org_id, "ids": effect_ids(ids, "dead_letters.drop"), "actor": actor}
     return list((yield Call("drop_side_effects", params, first_value)))

@@ -7,9 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from charter.db.store import Call, Operation, first_value, json_rows
-from charter.ops.arguments import text_argument
+from charter.ops.arguments import effect_ids, text_argument, whole_number
 from charter.ops.run_model import timestamp
-from charter.ops.side_effects import _ids, _whole
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def list_notifications(
         "org_id": org_id,
         "user_id": text_argument(user, "user"),
         "unread_only": bool(unread_only),
-        "limit": _whole(limit, "limit"),
+        "limit": whole_number(limit, "limit"),
     }
     rows = yield Call("list_notifications", params, json_rows)
     return [_notification(row) for row in rows]
@@ -60,6 +59,6 @@ def mark_notifications_read(org_id: str, user: str, ids: Any) -> Operation[list[
     params = {
         "org_id": org_id,
         "user_id": text_argument(user, "user"),
-        "ids": None if ids is None else _ids(ids, "notifications.mark_read"),
+        "ids": None if ids is None else effect_ids(ids, "notifications.mark_read"),
     }
     return list((yield Call("mark_notifications_read", params, first_value)))

@@ -104,7 +104,7 @@ def _call(
     return single(Call(name, params, lambda rows: parse(first_json(rows)), retry_safe=retry_safe))
 
 
-def _ensure_workflow(
+def ensure_workflow(
     wf_id: str, description: str, owner_id: str | None, on_existing: OnExisting
 ) -> Operation[WorkflowResult]:
     return _call(
@@ -120,7 +120,7 @@ def _ensure_workflow(
     )
 
 
-def _create_workflow_version(
+def create_workflow_version(
     workflow_id: str,
     dsl: Any,
     commit_message: str,
@@ -166,7 +166,7 @@ def _compiled_shape(workflow_id: str, dsl: Any) -> str | None:
         return None
 
 
-def _create_invocation(
+def create_invocation(
     invocation_id: str,
     version_id: str,
     *,
@@ -194,7 +194,7 @@ def _create_invocation(
     )
 
 
-def _update_invocation(
+def update_invocation(
     invocation_id: str, *, status: str | None, end_time: datetime | None, usd_cost: float | None
 ) -> Operation[Invocation]:
     return _call(
@@ -219,7 +219,7 @@ def _update_invocation(
     )
 
 
-def _lineage(version_id: str) -> Operation[Lineage]:
+def lineage(version_id: str) -> Operation[Lineage]:
     return _call(
         "workflow_lineage",
         {"version_id": _optional(version_id, "version_id")},

@@ -12,7 +12,7 @@ from typing import Any
 
 from charter.db.store import Call, Operation, first_json, first_value
 from charter.errors import ArgumentError
-from charter.ops.arguments import text_argument
+from charter.ops.arguments import text_argument, whole_number
 from charter.ops.run_model import timestamp
 from charter.payloads import json_text
 
@@ -129,13 +129,6 @@ class EmailSend:
     succeeded: dict[str, Any] | None
 
 
-def _whole(value: Any, name: str) -> int:
-    """A whole number as the call takes it, or ArgumentError naming it."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentError(f"{name} must be a whole number, not {type(value).__name__}.")
-    return value
-
-
 def _moment(value: Any, name: str) -> datetime | None:
     """None (now) or a datetime, or ArgumentError naming it."""
     if value is not None and not isinstance(value, datetime):
@@ -149,20 +142,6 @@ def _span(value: Any) -> timedelta:
     if not isinstance(value, timedelta):
         raise ArgumentError(f"recheck_after must be a timedelta, not {type(value).__name__}.")
     return value
-
-
-def _ids(ids: Any, what: str) -> list[int]:
-    if isinstance(ids, int) and not isinstance(ids, bool):
-        return [ids]
-    if isinstance(ids, str | type) or not hasattr(ids, "__iter__"):
-        raise ArgumentError(f"{what} takes side-effect ids (whole numbers), not {ids!r:.40}.")
-    out = []
-    for value in ids:
-        try:
-            out.append(int(value))
-        except (TypeError, ValueError, OverflowError):
-            raise ArgumentError(f"{what}: {value!r:.40} is not a side-effect id.") from None
-    return out
 
 
 def enqueue_webhook(
@@ -184,7 +163,7 @@ def enqueue_webhook(
         "idempotency_key": (
             None if idempotency_key is None else text_argument(idempotency_key, "idempotency_key")
         ),
-        "max_attempts": _whole(max_attempts, "max_attempts"),
+        "max_attempts": whole_number(max_attempts, "max_attempts"),
     }
     data = yield Call("enqueue_webhook", params, first_json, retry_safe=idempotency_key is not None)
     return QueuedWebhook(data["id"], data["status"], data["idempotencyKey"])
@@ -192,7 +171,9 @@ def enqueue_webhook(
 
 def get_side_effect(org_id: str, effect_id: int) -> Operation[SideEffect | None]:
     data = yield Call(
-        "get_side_effect", {"org_id": org_id, "id": _whole(effect_id, "effect_id")}, first_json
+        "get_side_effect",
+        {"org_id": org_id, "id": whole_number(effect_id, "effect_id")},
+        first_json,
     )
     return side_effect(data) if data else None
 
@@ -224,7 +205,7 @@ def send_email(
         "to": text_argument(to, "to"),
         "subject": text_argument(subject, "subject"),
         "body": text_argument(body, "body"),
-        "max_attempts": _whole(max_attempts, "max_attempts"),
+        "max_attempts": whole_number(max_attempts, "max_attempts"),
         "scheduled_at": _moment(at, "at"),
         "recheck_after": _span(recheck_after),
     }
@@ -233,7 +214,7 @@ def send_email(
 
 def send_email_status(org_id: str, send_id: int) -> Operation[EmailSend | None]:
     data = yield Call(
-        "send_email_status", {"org_id": org_id, "id": _whole(send_id, "send_id")}, first_json
+        "send_email_status", {"org_id": org_id, "id": whole_number(send_id, "send_id")}, first_json
     )
     if not data:
         return None
