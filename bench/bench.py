@@ -37,7 +37,7 @@ import bench_flows  # noqa: E402
 
 from charter import Client, migrate  # noqa: E402
 from charter.db import connection, embedded  # noqa: E402
-from charter.engine.flows import deploy_flow  # noqa: E402
+from charter.ops.flows import deploy_flow  # noqa: E402
 
 SCENARIOS = [  # flow, steps per run, runs (full), runs (quick)
     (bench_flows.one_step, 1, 6000, 1500),

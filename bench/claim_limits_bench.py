@@ -37,7 +37,7 @@ from bench import (  # noqa: E402
 
 from charter import migrate  # noqa: E402
 from charter.db import connection  # noqa: E402
-from charter.engine.flows import deploy_flow  # noqa: E402
+from charter.ops.flows import deploy_flow  # noqa: E402
 
 VARIANTS = [  # label, flow, priority given at start
     ("plain", bench_flows.one_step, None),

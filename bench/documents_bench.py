@@ -40,7 +40,7 @@ from bench import _admin_url, _pgbench  # noqa: E402
 
 from charter import Client, migrate  # noqa: E402
 from charter.db import connection  # noqa: E402
-from charter.templates import TEMPLATES  # noqa: E402
+from charter.library.templates import TEMPLATES  # noqa: E402
 
 THREADS = 4
 
@@ -150,7 +150,7 @@ def _fast_lane(url: str, count: int) -> tuple[float, float]:
     import asyncio
 
     from charter.db.connection import DatabaseTarget
-    from charter.usecases import invoice_contract, invoice_org
+    from charter.demos.use_cases import invoice_contract, invoice_org
     from charter.worker.runner import Worker, WorkerSettings
 
     with Client(url, org_id="fast", pool_size=THREADS + 1) as client:

@@ -30,7 +30,7 @@ from bench import (
 )
 
 from charter import Client, migrate
-from charter.engine.flows import deploy_flow
+from charter.ops.flows import deploy_flow
 
 CHUNK = 250_000  # runs seeded per statement group
 

@@ -28,7 +28,10 @@ from bench import _admin_url, _fresh_database, _start_to_finished  # noqa: E402
 
 _SETUP = (
     "import sys, psycopg, bench_flows; from charter import migrate; "
-    "from charter.engine.flows import deploy_flow; "
+    # charter.ops.flows since the package split; charter.engine.flows on older commits
+    "import importlib, importlib.util; deploy_flow = importlib.import_module("
+    "'charter.ops.flows' if importlib.util.find_spec('charter.ops') else 'charter.engine.flows'"
+    ").deploy_flow; "
     "c = psycopg.connect(sys.argv[1], autocommit=True); migrate(c); "
     "deploy_flow(c, bench_flows.one_step)"
 )

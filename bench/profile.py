@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 import bench_flows  # noqa: E402
 
 from charter import Client, migrate  # noqa: E402
-from charter.engine.flows import deploy_flow  # noqa: E402
+from charter.ops.flows import deploy_flow  # noqa: E402
 
 
 def main() -> int:

@@ -28,9 +28,9 @@ from selenium.webdriver.common.by import By
 from charter import Client, migrate
 from charter.api import create_app
 from charter.db import connection, embedded
-from charter.health import create_api_key
-from charter.store import perform
-from charter.usecases import USE_CASES
+from charter.db.store import perform
+from charter.demos.use_cases import USE_CASES
+from charter.ops.api_keys import create_api_key
 from charter.worker.runner import Worker, WorkerSettings
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "screenshots"

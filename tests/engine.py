@@ -10,7 +10,7 @@ from psycopg.types.json import Jsonb
 
 from charter import Flow
 from charter.db.sqlstate import charter_errors
-from charter.engine.flows import ensure_flow_compiled
+from charter.ops.flows import ensure_flow_compiled
 
 
 @dataclass

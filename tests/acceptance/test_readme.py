@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from charter import Flow
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from ..integration.helpers import charter_env
 from ..workers import running_worker

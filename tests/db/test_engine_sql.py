@@ -141,7 +141,7 @@ def test_starting_an_unknown_flow_or_bad_input_is_refused_and_writes_nothing(con
 
 
 def test_a_run_stays_on_the_version_it_started_with(conn):
-    from charter.engine.flows import deploy_flow
+    from charter.ops.flows import deploy_flow
 
     install(conn, diamond())
     old_run = start(conn, "diamond", {"n": 1})

@@ -6,9 +6,9 @@ import pytest
 
 from charter.db.sqlstate import charter_errors
 from charter.dsl.contract import EntityContract
-from charter.engine.envelopes import publish_envelope
 from charter.errors import WorkflowVersionImmutableError
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
+from charter.ops.envelopes import publish_envelope
 
 
 def _contract(version=1):

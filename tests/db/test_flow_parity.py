@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from psycopg.types.json import Jsonb
 
 from charter import compare_flow_shapes, extract_flow_shape
-from charter.engine.flows import ensure_flow_compiled
+from charter.ops.flows import ensure_flow_compiled
 
 from ..flows_for_tests import flow_from_shape, shapes
 

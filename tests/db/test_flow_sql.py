@@ -5,8 +5,8 @@ from psycopg.types.json import Jsonb
 
 from charter import compile_flow, extract_flow_shape
 from charter.db.sqlstate import charter_errors
-from charter.engine.flows import deploy_flow, ensure_flow_compiled
 from charter.errors import ConfigurationError, FlowShapeInvalidError, WorkflowVersionImmutableError
+from charter.ops.flows import deploy_flow, ensure_flow_compiled
 
 from ..flows_for_tests import analyze_site, flow_from_shape
 

@@ -5,7 +5,7 @@ import threading
 import psycopg
 import pytest
 
-from charter.engine.flows import ensure_flow_compiled
+from charter.ops.flows import ensure_flow_compiled
 
 from ..engine import install, start
 from ..flows_for_tests import diamond, two_leaves

@@ -4,7 +4,7 @@ import pytest
 
 from charter.db.connection import DatabaseTarget
 from charter.db.embedded import EmbeddedServer
-from charter.engine.mode import (
+from charter.db.mode import (
     KNOWN_LOCAL_SUPABASE_ANON_KEY,
     KNOWN_LOCAL_SUPABASE_SERVICE_ROLE_KEY,
     detect_mode,

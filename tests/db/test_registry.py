@@ -5,7 +5,7 @@ import threading
 import psycopg
 import pytest
 
-from charter.client import Client
+from charter.client.client import Client
 from charter.errors import (
     InvocationExistsError,
     InvocationIdRequiredError,

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from charter import Client
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 
 def invoice_contract() -> dict[str, Any]:

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from charter import AsyncClient, Client
-from charter.documents import Document
 from charter.errors import DocumentAmendedError, DocumentNotFoundError
+from charter.ops.documents import Document
 
 from .conftest import counts, invoice_contract
 

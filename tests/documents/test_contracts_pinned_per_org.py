@@ -14,6 +14,7 @@ import pytest
 
 from charter import AsyncClient, Client
 from charter.cli import main
+from charter.db.store import Call, first_json, perform
 from charter.errors import (
     ContractError,
     ContractVersionStaleError,
@@ -21,8 +22,7 @@ from charter.errors import (
     DocumentInvalidError,
     PermissionDeniedError,
 )
-from charter.store import Call, first_json, perform
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from .conftest import invoice_contract
 

@@ -18,7 +18,7 @@ from charter.errors import (
     OrgMismatchError,
     PermissionDeniedError,
 )
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from .conftest import invoice_contract
 

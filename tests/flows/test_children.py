@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 
 from charter import Flow
-from charter.client import Client
+from charter.client.client import Client
 
 from ..integration.helpers import charter_env, run_charter
 from ..workers import running_worker

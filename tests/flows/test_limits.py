@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from charter.client import Client
+from charter.client.client import Client
 
 from .processes import deploy, wait_until_serving, workers, write_module
 

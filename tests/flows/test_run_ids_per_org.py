@@ -11,9 +11,9 @@ import psycopg
 import pytest
 
 from charter import Context, Flow
-from charter import operations as ops
-from charter.client import Client
+from charter.client.client import Client
 from charter.errors import ArgumentError, RunNotFoundError
+from charter.ops import runs as ops
 
 from ..flows_for_tests import analyze_site
 from ..integration.helpers import charter_env, run_charter

@@ -10,7 +10,7 @@ import pytest
 
 import charter
 from charter import Flow
-from charter.client import Client
+from charter.client.client import Client
 from charter.errors import FlowDefinitionError
 
 from ..workers import running_worker

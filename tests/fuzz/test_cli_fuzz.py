@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from charter import Client
 from charter.cli import main
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from ..flows_for_tests import analyze_site
 from ..integration.helpers import charter_env

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
-from charter.documents_io import read_document
 from charter.dsl.contract import EntityContract
+from charter.dsl.files import read_document
 from charter.errors import CharterError, ConfigurationError
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from .strategies import ANY_CHARACTER, Big, charter_error_or_result, hostile_json, settings_for
 

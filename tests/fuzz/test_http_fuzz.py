@@ -20,8 +20,8 @@ from starlette.testclient import TestClient
 
 from charter.api import create_app
 from charter.api.routes import ROUTES, ApiRoute
-from charter.health import create_api_key
-from charter.store import perform
+from charter.db.store import perform
+from charter.ops.api_keys import create_api_key
 
 from ..runtime.conftest import acme, keys  # noqa: F401  (fixtures)
 from .ledger import changed, record, table_hashes

@@ -27,8 +27,8 @@ from charter.errors import (
     RunInputError,
 )
 from charter.expr import compile_expression, evaluate
+from charter.library.templates import TEMPLATES
 from charter.payloads import json_text
-from charter.templates import TEMPLATES
 
 from ..effective_oracle import problems
 from .strategies import (

@@ -10,8 +10,8 @@ import pytest
 
 from charter import Client, Flow
 from charter.cli import main
-from charter.engine.flows import deploy_flow
 from charter.errors import WorkflowArtifactMissingError
+from charter.ops.flows import deploy_flow
 
 from ..workers import running_worker
 

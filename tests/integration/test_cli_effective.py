@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from .helpers import charter_env
 

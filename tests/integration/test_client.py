@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from charter.client import AsyncClient, Client
+from charter.client.client import AsyncClient, Client
 from charter.errors import (
     FlowNotFoundError,
     FlowShapeMismatchError,
@@ -80,7 +80,7 @@ def test_a_client_reads_and_controls_only_its_own_orgs_runs(db_url):
 def test_starting_with_a_changed_flow_object_is_refused_even_in_development(
     db_url, monkeypatch, local
 ):
-    from charter.engine.mode import KNOWN_LOCAL_SUPABASE_ANON_KEY
+    from charter.db.mode import KNOWN_LOCAL_SUPABASE_ANON_KEY
 
     if local:  # development mode for workers: the client still never deletes runs
         monkeypatch.setenv("SUPABASE_ANON_KEY", KNOWN_LOCAL_SUPABASE_ANON_KEY)

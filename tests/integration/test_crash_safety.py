@@ -96,7 +96,7 @@ def _worker(project, db_url, log, *extra, sleep="0.05"):
 
 
 def _start_runs(db_url, count, n=4):
-    from charter.client import Client
+    from charter.client.client import Client
 
     with Client(db_url) as client:
         return {client.start("crashy", {"n": n}, run_id=f"crash-{i}"): n for i in range(count)}

@@ -10,7 +10,7 @@ import pytest
 GATE = 424242
 WORKER = """
 import sys, json, psycopg
-from charter.engine.flows import ensure_flow_compiled
+from charter.ops.flows import ensure_flow_compiled
 from tests.flows_for_tests import analyze_site
 with psycopg.connect(sys.argv[1], autocommit=True) as conn:
     conn.execute("SELECT pg_advisory_lock_shared(%s)", (int(sys.argv[2]),))  # the start gate

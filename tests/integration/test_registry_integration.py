@@ -8,7 +8,7 @@ import sys
 import psycopg
 
 from charter import Flow
-from charter.client import AsyncClient, Client
+from charter.client.client import AsyncClient, Client
 
 from ..workers import running_worker
 from .helpers import charter_env

@@ -142,9 +142,9 @@ def test_worker_and_app_roles_run_a_flow_end_to_end(db_url, login):
 
 
 def _delete(slug: str):
-    from charter import operations
+    from charter.ops import flows as flows_ops
 
-    return operations.delete_flow(slug)
+    return flows_ops.delete_flow(slug)
 
 
 def test_an_app_role_cannot_publish_a_missing_flow_and_is_told_who_can(db_url, login):

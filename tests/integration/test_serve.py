@@ -19,7 +19,7 @@ import pytest
 
 from charter import Client
 from charter.db import embedded
-from charter.usecases import USE_CASES
+from charter.demos.use_cases import USE_CASES
 
 from ..documents.conftest import invoice_contract
 from .helpers import charter_env, run_charter, start_charter

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from charter import Flow
-from charter.client import Client
+from charter.client.client import Client
 from charter.errors import RunInputError
 
 from ..engine import evidence

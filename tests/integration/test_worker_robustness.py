@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from charter import Flow, NonRetryable
-from charter.client import Client
+from charter.client.client import Client
 from charter.errors import RunInputError
 from charter.worker.completion import Completer
 

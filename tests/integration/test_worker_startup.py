@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from charter.engine.mode import KNOWN_LOCAL_SUPABASE_ANON_KEY
+from charter.db.mode import KNOWN_LOCAL_SUPABASE_ANON_KEY
 
 from .helpers import charter_env, run_charter
 

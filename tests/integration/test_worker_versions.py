@@ -11,8 +11,8 @@ import time
 import psycopg
 
 from charter import Flow
-from charter.client import Client
-from charter.engine.flows import deploy_flow
+from charter.client.client import Client
+from charter.ops.flows import deploy_flow
 
 from ..workers import running_worker
 

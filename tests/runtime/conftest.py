@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from charter import Client
-from charter.health import create_api_key
-from charter.store import perform
-from charter.usecases import USE_CASES
+from charter.db.store import perform
+from charter.demos.use_cases import USE_CASES
+from charter.ops.api_keys import create_api_key
 
 from ..servers import MailServer, SmsServer
 from ..workers import running_worker

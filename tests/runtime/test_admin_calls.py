@@ -7,7 +7,7 @@ import copy
 import time
 
 from charter import Client
-from charter.usecases import invoice_contract, invoice_org
+from charter.demos.use_cases import invoice_contract, invoice_org
 
 from ..workers import running_worker
 

@@ -15,9 +15,9 @@ from starlette.testclient import TestClient
 
 from charter.api import create_app
 from charter.api.routes import ROUTES
-from charter.health import revoke_api_key
-from charter.side_effects import event_signature
-from charter.store import perform
+from charter.db.store import perform
+from charter.ops.api_keys import revoke_api_key
+from charter.ops.side_effects import event_signature
 
 from ..engine import install
 from ..flows_for_tests import analyze_site
@@ -257,8 +257,8 @@ def test_definitions_list_their_versions_and_the_per_slot_diff(api, keys):
     from charter.compiler.diff import diff_effective
     from charter.compiler.effective import compile_effective
     from charter.compiler.envelope import generate_envelope
+    from charter.demos.use_cases import USE_CASES
     from charter.dsl.contract import EntityContract
-    from charter.usecases import USE_CASES
 
     ops = _as(keys["ops"])
     listed = {e["entity_type"]: e for e in api.get("/api/definitions", headers=ops).json()}

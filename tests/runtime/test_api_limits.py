@@ -22,9 +22,9 @@ from starlette.testclient import TestClient
 from charter import Client
 from charter.api import create_app
 from charter.api.routes import ROUTES
-from charter.health import create_api_key
-from charter.side_effects import event_signature
-from charter.store import perform
+from charter.db.store import perform
+from charter.ops.api_keys import create_api_key
+from charter.ops.side_effects import event_signature
 
 from ..servers import free_port
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from charter import Client
+from charter.demos.use_cases import invoice_contract, invoice_lanes_org
 from charter.errors import (
     ApprovalAlreadyDecidedError,
     ApprovalChainInvalidError,
@@ -21,8 +22,7 @@ from charter.errors import (
     ArgumentError,
     WorkflowEditLockedError,
 )
-from charter.templates import TEMPLATES
-from charter.usecases import invoice_contract, invoice_lanes_org
+from charter.library.templates import TEMPLATES
 
 from . import definitions as defs
 

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from charter.usecases import invoice_contract, invoice_org
+from charter.demos.use_cases import invoice_contract, invoice_org
 
 from ..integration.helpers import charter_env, run_charter
 

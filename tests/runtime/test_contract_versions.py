@@ -14,8 +14,8 @@ from starlette.testclient import TestClient
 
 from charter.api import create_app
 from charter.cli import main
+from charter.demos.use_cases import USE_CASES
 from charter.errors import DocumentInvalidError
-from charter.usecases import USE_CASES
 
 from . import definitions as defs
 

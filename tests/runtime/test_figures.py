@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from charter import Flow
 from charter.api import create_app
 from charter.cli import main
-from charter.client import Client
+from charter.client.client import Client
 
 from ..engine import claim, install, start
 from ..integration.helpers import charter_env

@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from charter.cli import main
+from charter.db.store import perform
 from charter.errors import ApiKeyInvalidError, PermissionDeniedError
-from charter.health import authenticate_api_key, create_api_key
-from charter.store import perform
+from charter.ops.api_keys import authenticate_api_key, create_api_key
 
 from . import definitions as defs
 

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from charter import Client
-from charter.usecases import invoice_contract, invoice_org
+from charter.demos.use_cases import invoice_contract, invoice_org
 
 
 def _run(client, doc_id):

@@ -18,9 +18,9 @@ from starlette.testclient import TestClient
 from charter import Client
 from charter.api import create_app
 from charter.db.sqlstate import charter_errors
+from charter.db.store import perform
 from charter.errors import OrgMismatchError, PermissionDeniedError, RunNotFoundError
-from charter.health import authenticate_api_key, create_api_key
-from charter.store import perform
+from charter.ops.api_keys import authenticate_api_key, create_api_key
 
 from ..engine import install
 from ..flows_for_tests import analyze_site

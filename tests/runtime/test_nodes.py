@@ -15,7 +15,7 @@ from charter.errors import (
     ProductionClockError,
     RuleNotFoundError,
 )
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 from . import definitions as defs
 

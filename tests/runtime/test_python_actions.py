@@ -10,8 +10,8 @@ import pytest
 
 import charter
 from charter import Client
+from charter.demos.use_cases import royalty_contract, royalty_org
 from charter.errors import ArgumentError
-from charter.usecases import royalty_contract, royalty_org
 
 from ..workers import running_worker
 

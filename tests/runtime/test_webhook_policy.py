@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from charter.api import create_app
 from charter.errors import ConfigurationError, WebhookDestinationDeniedError
-from charter.side_effects import event_signature
+from charter.ops.side_effects import event_signature
 from charter.worker.channels.destinations import (
     DestinationDenied,
     DestinationPolicy,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from charter.errors import RunInputError
+from charter.ops.run_ids import new_run_ids
 from charter.payloads import json_array_text, json_text
-from charter.run_ids import new_run_ids
 
 GOOD: list[Any] = [
     {"n": 1},

@@ -13,7 +13,7 @@ from charter.compiler.envelope import generate_envelope
 from charter.compiler.mermaid import to_mermaid
 from charter.dsl.contract import EntityContract
 from charter.errors import ContractError, ContractPolicyMissingError
-from charter.templates import TEMPLATES
+from charter.library.templates import TEMPLATES
 
 SLOT = "slot:submitted_to_approved"
 

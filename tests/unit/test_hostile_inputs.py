@@ -23,8 +23,8 @@ from charter.errors import (
     RunInputError,
 )
 from charter.expr import compile_expression, evaluate
+from charter.library.templates import TEMPLATES
 from charter.payloads import json_text, shown
-from charter.templates import TEMPLATES
 
 TEMPLATE = TEMPLATES["invoice_approval"]
 

@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 
-from charter.templates import TEMPLATES
-from charter.usecases import USE_CASES
+from charter.demos.use_cases import USE_CASES
+from charter.library.templates import TEMPLATES
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = [
-    ROOT / "src/charter/demo.py",
-    ROOT / "src/charter/documents_demo.py",
-    ROOT / "src/charter/usecases.py",
-    ROOT / "src/charter/templates.py",
+    *sorted((ROOT / "src/charter/demos").glob("*.py")),
+    *sorted((ROOT / "src/charter/library").rglob("*.py")),
+    *sorted((ROOT / "src/charter/library").rglob("*.yaml")),
     *sorted((ROOT / "scripts").glob("*.py")),
 ]
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}

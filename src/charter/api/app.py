@@ -28,7 +28,7 @@ from charter.api.http_errors import charter_error_response, error_response
 from charter.api.limits import EXCEPTION_HANDLERS, Limits
 from charter.api.metrics import metrics_text
 from charter.api.openapi import openapi
-from charter.client import AsyncClient
+from charter.client.client import AsyncClient
 from charter.db import connection, embedded
 from charter.errors import CharterError
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from charter.client import AsyncClient
+from charter.client.client import AsyncClient
 from charter.errors import PermissionDeniedError
-from charter.health import authenticate_api_key
+from charter.ops.api_keys import authenticate_api_key
 
 
 @dataclass(frozen=True)

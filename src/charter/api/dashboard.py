@@ -21,14 +21,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal_from_key
 from charter.api.graph import run_svg
-from charter.approvals import request as approval_request
+from charter.db.store import Call, first_json, json_rows
 from charter.errors import CharterError, RunNotFoundError
-from charter.health import STUCK_REASONS
-from charter.status import waiting_text
-from charter.store import Call, first_json, json_rows
+from charter.ops import runs as ops
+from charter.ops.approvals import request as approval_request
+from charter.ops.health import STUCK_REASONS
+from charter.ops.run_model import waiting_text
 
 HERE = Path(__file__).parent
 WAITING_HOURS = 24  # the health page lists the instances waiting this long

@@ -9,7 +9,7 @@ from typing import Any
 
 from charter.api.auth import Principal
 from charter.compiler.diff import diff_effective
-from charter.store import Call, json_rows
+from charter.db.store import Call, json_rows
 
 
 async def overview(who: Principal) -> list[dict[str, Any]]:

@@ -17,8 +17,8 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from charter.api.auth import Principal
-from charter.health import STUCK_REASONS, WAIT_KINDS
-from charter.store import Call, first_json
+from charter.db.store import Call, first_json
+from charter.ops.health import STUCK_REASONS, WAIT_KINDS
 
 BUCKETS = ("0.005", "0.025", "0.1", "0.5", "2", "10", "60")
 

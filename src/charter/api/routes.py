@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from charter import operations as ops
 from charter.api.auth import Principal, Unauthenticated, principal
 from charter.api.http_errors import charter_error_response, error_response
+from charter.db.store import Call, first_value
 from charter.errors import (
     ArgumentError,
     CharterError,
@@ -27,9 +27,13 @@ from charter.errors import (
     NotificationNotFoundError,
     RunNotFoundError,
 )
+from charter.ops import runs as ops
+from charter.ops.side_effects import (
+    EVENT_TIMESTAMP_HEADER,
+    EVENT_TOLERANCE_SECONDS,
+    event_signature,
+)
 from charter.payloads import MAX_DEPTH
-from charter.side_effects import EVENT_TIMESTAMP_HEADER, EVENT_TOLERANCE_SECONDS, event_signature
-from charter.store import Call, first_value
 
 Handler = Callable[[Request, Principal], Awaitable[Any]]
 

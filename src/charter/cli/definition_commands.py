@@ -7,8 +7,8 @@ import argparse
 
 from charter.cli.common import out
 from charter.cli.options import option
-from charter.client import Client
-from charter.documents_io import read_document
+from charter.client.client import Client
+from charter.dsl.files import read_document
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,21 +14,21 @@ from rich.table import Table
 
 from charter.cli.common import json_argument, log, out, print_json, target
 from charter.cli.options import flag, option, wide
-from charter.client import Client
+from charter.client.client import Client
 from charter.compiler.diff import diff_effective
 from charter.compiler.effective import compile_effective
 from charter.compiler.envelope import generate_envelope
 from charter.compiler.mermaid import to_mermaid
 from charter.db import connection
 from charter.db import migrate as migrations
-from charter.documents_io import read_document
+from charter.db.store import Call, first_json, first_value, perform, single
 from charter.dsl.contract import EntityContract
-from charter.engine.envelopes import publish_envelope
+from charter.dsl.files import read_document
 from charter.errors import ArgumentError, ConfigurationError, RunInputError
 from charter.expr import compile_expression, evaluate
+from charter.library.templates import TEMPLATES
+from charter.ops.envelopes import publish_envelope
 from charter.payloads import json_text
-from charter.store import Call, first_json, first_value, perform, single
-from charter.templates import TEMPLATES
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

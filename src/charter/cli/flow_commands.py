@@ -10,18 +10,18 @@ import sys
 
 from rich.prompt import Confirm
 
-from charter import operations as ops
-from charter.actions import registered_actions
 from charter.cli.common import err, log, out, target
 from charter.cli.options import flag, option, positive_float, positive_int
-from charter.client import Client
+from charter.client.client import Client
 from charter.db import connection
 from charter.db import migrate as migrations
-from charter.engine import artifacts
-from charter.engine.flows import deploy_flow, flow_sql
-from charter.engine.mode import detect_mode
+from charter.db.mode import detect_mode
+from charter.db.store import perform
+from charter.dsl.actions import registered_actions
 from charter.errors import ArgumentError, FlowNotFoundError
-from charter.store import perform
+from charter.ops import compiled_artifacts as artifacts
+from charter.ops import flows as flows_ops
+from charter.ops.flows import deploy_flow, flow_sql
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings, served_orgs
 from charter.worker.startup import check_published, prepare_flows
@@ -200,7 +200,7 @@ def flows_delete_command(*, database_url: str | None, slug: str, yes: bool, forc
             "mean it (and --yes to skip the question)."
         )
     with Client(resolved.url) as client:
-        summary = client.store.perform(ops.flow_summary(slug))
+        summary = client.store.perform(flows_ops.flow_summary(slug))
         if summary is None:
             raise FlowNotFoundError(f"There is no flow '{slug}' in {resolved.display}.")
         by_status = ", ".join(f"{n} {s}" for s, n in sorted(summary["runsByStatus"].items()))
@@ -216,7 +216,7 @@ def flows_delete_command(*, database_url: str | None, slug: str, yes: bool, forc
             if not Confirm.ask(f"Delete {what}, with all their evidence?", console=err):
                 out.print("nothing deleted")
                 return 1
-        deleted = client.store.perform(ops.delete_flow(slug))
+        deleted = client.store.perform(flows_ops.delete_flow(slug))
     out.print(
         f"deleted flow '{slug}': {deleted['versions']} versions and {deleted['runs']} runs "
         "with their tasks and evidence"

@@ -7,11 +7,11 @@ import dataclasses
 
 from charter.cli.common import out, print_json, target
 from charter.cli.options import flag, option, positive_int
-from charter.client import Client
-from charter.demo import run_demo
-from charter.documents_demo import run_documents_demo
+from charter.cli.render import render_lineage
+from charter.client.client import Client
+from charter.demos.documents import run_documents_demo
+from charter.demos.site_audit import run_demo
 from charter.errors import errors_document
-from charter.status import render_lineage
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

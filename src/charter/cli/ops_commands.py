@@ -11,15 +11,16 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from charter import health
 from charter.cli.common import err, out, print_json, target
 from charter.cli.options import flag, option, port_number, wide
-from charter.client import Client
+from charter.client.client import Client
 from charter.db import connection, embedded
 from charter.db.migrate import ensure_current
 from charter.db.queries import query
+from charter.db.store import perform
 from charter.errors import ArgumentError, ConfigurationError
-from charter.store import perform
+from charter.ops import api_keys as api_keys_ops
+from charter.ops import health as health_ops
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,7 +139,9 @@ def keys_create_command(
         )
     with connection.connect(target(database_url)) as conn:
         ensure_current(conn)
-        key = perform(conn, health.create_api_key(org, actor, label, getpass.getuser(), platform))
+        key = perform(
+            conn, api_keys_ops.create_api_key(org, actor, label, getpass.getuser(), platform)
+        )
     kind = "platform key" if key.platform else "key"
     out.print(
         f"{kind} {key.id} for {escape(key.actor)} in org {escape(key.org_id)} (shown once, "
@@ -150,7 +153,7 @@ def keys_create_command(
 def keys_list_command(*, database_url: str | None, org: str | None, json: bool) -> int:
     with connection.connect(target(database_url)) as conn:
         ensure_current(conn)
-        keys = perform(conn, health.list_api_keys(org))
+        keys = perform(conn, api_keys_ops.list_api_keys(org))
     if json:
         print_json([dataclasses.asdict(k) for k in keys])
         return 0
@@ -172,7 +175,7 @@ def keys_list_command(*, database_url: str | None, org: str | None, json: bool) 
 
 def keys_revoke_command(*, database_url: str | None, key_id: str) -> int:
     with connection.connect(target(database_url)) as conn:
-        revoked = perform(conn, health.revoke_api_key(key_id))
+        revoked = perform(conn, api_keys_ops.revoke_api_key(key_id))
     if not revoked:
         raise ArgumentError(f"no active key {key_id}; charter keys list shows them.")
     out.print(f"key {key_id} revoked")
@@ -260,7 +263,7 @@ def doctor_command(
         )
         out.print(
             f"  {s.run_id or '-'}  {what} at {escape(', '.join(s.current_nodes))}, "
-            f"[bold]{escape(s.reason)}[/]: {escape(health.STUCK_REASONS.get(s.reason, ''))}"
+            f"[bold]{escape(s.reason)}[/]: {escape(health_ops.STUCK_REASONS.get(s.reason, ''))}"
         )
         if s.kind == "instance" and s.run_id:
             out.print(
@@ -279,7 +282,7 @@ def _duration(ms: float) -> str:
 
 
 def _print_waiting(
-    counts: dict[str, Any], waiting: dict[str, list[health.WaitingInstance]], hours: float
+    counts: dict[str, Any], waiting: dict[str, list[health_ops.WaitingInstance]], hours: float
 ) -> None:
     by_kind = counts.get("byKind") or {}
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(by_kind.items()))

@@ -13,11 +13,11 @@ from rich.table import Table
 
 from charter.cli.common import out, print_json, target
 from charter.cli.options import flag, option, wide
-from charter.client import Client
+from charter.client.client import Client
 from charter.db import connection
+from charter.db.store import Call, first_value, perform, single
 from charter.errors import ArchiveDateInvalidError, ArgumentError
 from charter.settings import retention_days as default_retention_days
-from charter.store import Call, first_value, perform, single
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from rich.markup import escape
 from rich.table import Table
 
-from charter import operations as ops
 from charter.cli.common import (
     EXIT_ERROR,
     EXIT_RUN_FAILED,
@@ -22,9 +21,10 @@ from charter.cli.common import (
     print_json,
 )
 from charter.cli.options import flag, option, positive_float, positive_int, seconds, wide
-from charter.client import Client
+from charter.cli.render import render_document, render_run
+from charter.client.client import Client
+from charter.db.store import Operation
 from charter.dsl.flow import SLUG_PATTERN, Flow
-from charter.engine.workers import DEAD_WORKER_SECONDS
 from charter.errors import (
     ArgumentError,
     CharterError,
@@ -32,8 +32,8 @@ from charter.errors import (
     RunInputError,
     RunWaitTimeoutError,
 )
-from charter.status import render_document, render_run
-from charter.store import Operation
+from charter.ops import runs as ops
+from charter.ops.workers import DEAD_WORKER_SECONDS
 from charter.worker.loader import load_flows
 
 

@@ -21,9 +21,9 @@ import psycopg
 from psycopg_pool import PoolTimeout
 
 from charter.backoff import Backoff
+from charter.db.store import AsyncStore, Call
 from charter.errors import CharterError, DatabaseConnectionLostError, DatabaseUnreachableError
 from charter.payloads import json_text
-from charter.store import AsyncStore, Call
 from charter.vocabulary import FailureKind
 from charter.worker.task import Outcome, plain_error
 

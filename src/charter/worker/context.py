@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from charter.outcomes import Reschedule
+from charter.dsl.outcomes import Reschedule
 from charter.payloads import json_text
 
 if TYPE_CHECKING:

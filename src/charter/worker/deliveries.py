@@ -32,7 +32,7 @@ from psycopg.types.json import Jsonb
 
 from charter import tracing
 from charter.backoff import Backoff
-from charter.store import AsyncStore, Call, first_value, json_rows
+from charter.db.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.channels import Outcome, delivered, refused
 from charter.worker.channels.email import ENV as SMTP_ENV
 from charter.worker.channels.email import EmailSender, SmtpSettings

@@ -29,13 +29,13 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from charter import tracing
-from charter.actions import ActionContext, ActionHandler
 from charter.backoff import Backoff
-from charter.engine.artifacts import problem, stored_version
-from charter.engine.runs import timestamp
+from charter.db.store import AsyncStore, Call, first_value, json_rows
+from charter.dsl.actions import ActionContext, ActionHandler
 from charter.errors import CompiledWorkflowError
+from charter.ops.compiled_artifacts import problem, stored_version
+from charter.ops.run_model import timestamp
 from charter.payloads import json_text
-from charter.store import AsyncStore, Call, first_value, json_rows
 from charter.worker.completion import RETRYABLE_DB_ERRORS
 from charter.worker.deliveries import Channels, SideEffectDelivery
 from charter.worker.engine_sleep import EngineSleep, Sleeper

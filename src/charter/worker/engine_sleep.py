@@ -16,7 +16,7 @@ import psycopg
 
 from charter.db.connection import pool_conninfo
 from charter.db.queries import query
-from charter.store import AsyncStore
+from charter.db.store import AsyncStore
 
 # asleep: this engine holds the lock (look once more, then sleep until notified or the
 # poll); writing: event writers are open and will not notify (look again soon); watched:

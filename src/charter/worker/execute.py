@@ -20,8 +20,8 @@ from types import CodeType
 from typing import Any
 
 from charter.dsl.flow import Flow, Step
+from charter.dsl.outcomes import Reschedule
 from charter.errors import RunInputError, StepInputError, StepOutputError
-from charter.outcomes import Reschedule
 from charter.payloads import json_text
 from charter.vocabulary import FailureKind
 from charter.worker.context import Context, step_logger

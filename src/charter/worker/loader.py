@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from charter.actions import registered_actions
+from charter.dsl.actions import registered_actions
 from charter.dsl.flow import Flow
 from charter.errors import CharterError, FlowLoadError
 

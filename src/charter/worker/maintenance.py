@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from charter import settings
-from charter.store import AsyncStore, Call, first_value
+from charter.db.store import AsyncStore, Call, first_value
 
 log = logging.getLogger("charter.worker")
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
-from charter.store import AsyncStore, Call, first_value
+from charter.db.store import AsyncStore, Call, first_value
 from charter.worker.channels import Outcome, refused
 
 if TYPE_CHECKING:

@@ -35,15 +35,15 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from charter.actions import ActionHandler
 from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget, pool_conninfo
+from charter.db.store import AsyncStore, Call, StoreOptions
+from charter.dsl.actions import ActionHandler
 from charter.dsl.flow import Flow
-from charter.engine.artifacts import problem, stored_version
 from charter.errors import ArgumentError, CompiledWorkflowError
-from charter.operations import text_argument
-from charter.store import AsyncStore, Call, StoreOptions
+from charter.ops.arguments import text_argument
+from charter.ops.compiled_artifacts import problem, stored_version
 from charter.vocabulary import FailureKind
 from charter.worker.completion import RETRYABLE_DB_ERRORS, Completer
 from charter.worker.deliveries import channel_types

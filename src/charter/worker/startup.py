@@ -7,11 +7,11 @@ from typing import Any
 
 import psycopg
 
+from charter.db.mode import Mode
+from charter.db.store import perform
 from charter.dsl.flow import Flow
-from charter.engine.flows import CompileResult, check_call, deploy_flow, ensure_flow_compiled
-from charter.engine.mode import Mode
 from charter.errors import FlowNotFoundError, FlowShapeMismatchError, PermissionDeniedError
-from charter.store import perform
+from charter.ops.flows import CompileResult, check_call, deploy_flow, ensure_flow_compiled
 
 log = logging.getLogger("charter.worker")
 

@@ -1,0 +1,454 @@
+"""The Python client: start runs, wait for them, inspect, cancel and retry.
+
+>>> client = Client()                                  # doctest: +SKIP
+>>> run_id = client.start(flow, {"url": "https://example.com"})
+>>> client.wait(run_id, timeout=30).output
+
+``AsyncClient`` has the same methods, awaitable. Both talk to ``CHARTER_DATABASE_URL``, or
+the embedded default, or ``database_url=``; they migrate the schema on first use unless
+``migrate=False``. Every method that changes or reads data takes ``connection=``: your own
+psycopg connection, used as it is, inside your transaction (a run started in a transaction
+that rolls back never existed). Each method is one operation of :mod:`charter.ops`
+performed by the client's :class:`~charter.db.store.Store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from charter.client.approvals import Approvals, AsyncApprovals
+from charter.client.dead_letters import AsyncDeadLetters, DeadLetters
+from charter.client.definitions import AsyncDefinitions, Definitions
+from charter.client.directory import AsyncDirectory, Directory
+from charter.client.documents import AsyncDocuments, Documents
+from charter.client.events import AsyncEvents, Events
+from charter.client.health import AsyncHealth, Health
+from charter.client.notifications import AsyncNotifications, Notifications
+from charter.client.registry import AsyncRegistry, Registry
+from charter.client.rules import AsyncRules, Rules
+from charter.client.schedules import AsyncSchedules, Schedules
+from charter.client.side_effects import AsyncSideEffects, SideEffects
+from charter.client.tasks import AsyncTasks, Tasks
+from charter.client.test_clock import AsyncTestClock, TestClock
+from charter.db import connection as db
+from charter.db.mode import detect_mode
+from charter.db.store import AsyncStore, Store, StoreOptions
+from charter.dsl.flow import Flow
+from charter.errors import ArgumentError
+from charter.ops import runs as runs_ops
+from charter.ops import workers as workers_ops
+from charter.ops.arguments import text_argument
+from charter.ops.run_model import Run
+from charter.ops.workers import QueueEntry, WorkerInfo
+
+Connection = psycopg.Connection[Any]
+AsyncConnection = psycopg.AsyncConnection[Any]
+
+
+def _options(migrate: bool, pool_size: Any) -> StoreOptions:
+    options = StoreOptions(migrate=bool(migrate))
+    if pool_size is not None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ArgumentError(
+                f"pool_size must be a whole number of 1 or more, not {pool_size!r:.40}."
+            )
+        options.pool_size = pool_size
+    return options
+
+
+def _org(org_id: Any) -> str:
+    return text_argument(org_id, "org_id")
+
+
+class Client:
+    """Synchronous client. Thread-safe; close it (or use ``with``) to release connections."""
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        migrate: bool = True,
+        org_id: str = "default",
+        pool_size: int | None = None,
+    ) -> None:
+        target = db.resolve(database_url, source="database_url")
+        assert target is not None
+        self.store = Store(target, _options(migrate, pool_size))
+        self._state = runs_ops.ClientState(_org(org_id))
+
+    @property
+    def target(self) -> db.DatabaseTarget:
+        return self.store.target
+
+    def for_org(self, org_id: str, *, platform: bool = False) -> Client:
+        """The same client (its connections) acting for another org: for a server that
+        serves many orgs. Closing the original closes both. Acting for an org, it may not
+        publish contracts (they are the platform's) unless ``platform=True``."""
+        view = object.__new__(Client)
+        view.store = self.store
+        view._state = runs_ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
+        return view
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    @property
+    def registry(self) -> Registry:
+        """The definition registry: workflows, versions, invocations (seed 001)."""
+        return Registry(self.store)
+
+    @property
+    def documents(self) -> Documents:
+        """Business documents of this client's org (seed 002): every change via mutate()."""
+        return Documents(self.store, self._state.org_id)
+
+    @property
+    def directory(self) -> Directory:
+        """The org's directory: users, roles, managers; org data for expressions."""
+        return Directory(self.store, self._state.org_id)
+
+    @property
+    def definitions(self) -> Definitions:
+        """Published contracts and the org's definitions of their workflows."""
+        return Definitions(
+            self.store, self._state.org_id, may_publish=self._state.may_publish_contracts
+        )
+
+    @property
+    def events(self) -> Events:
+        """External events for the org's waiting workflow instances and flow steps
+        (``wait_event``)."""
+        return Events(self.store, self._state.org_id)
+
+    @property
+    def rules(self) -> Rules:
+        """The org's rule store, read by ``rule`` nodes."""
+        return Rules(self.store, self._state.org_id)
+
+    @property
+    def approvals(self) -> Approvals:
+        """Approvals bound to a document version: inbox, decide, snapshot, diff, chains."""
+        return Approvals(self.store, self._state.org_id)
+
+    @property
+    def side_effects(self) -> SideEffects:
+        """The side-effects outbox: the app's webhooks, one effect, the signing secret."""
+        return SideEffects(self.store, self._state.org_id)
+
+    @property
+    def notifications(self) -> Notifications:
+        """In-app notifications per user: list, mark read."""
+        return Notifications(self.store, self._state.org_id)
+
+    @property
+    def dead_letters(self) -> DeadLetters:
+        """Side effects out of attempts: list, retry (same idempotency key), drop."""
+        return DeadLetters(self.store, self._state.org_id)
+
+    @property
+    def health(self) -> Health:
+        """Workflow health: figures, the stuck detector, nudge / rebuild / force-fail."""
+        return Health(self.store, self._state.org_id)
+
+    @property
+    def tasks(self) -> Tasks:
+        """Seed 003's queue: enqueue tasks, send an email through its supervisor."""
+        return Tasks(self.store, self._state.org_id)
+
+    @property
+    def schedules(self) -> Schedules:
+        """Cron schedules: flow runs, documents created, gates passed, once per tick."""
+        return Schedules(self.store, self._state.org_id)
+
+    @property
+    def test_clock(self) -> TestClock:
+        """charter's clock, moved forward in development mode (tests, demos)."""
+        return TestClock(self.store, detect_mode(self.target) == "development", self._state.org_id)
+
+    def start(
+        self,
+        flow: Flow | str,
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        version_id: str | None = None,
+        priority: int | None = None,
+        connection: Connection | None = None,
+    ) -> str:
+        """Start a run of ``flow`` (a Flow or its slug); returns the run id. With ``run_id``
+        it is idempotent: the same id and input return the same run. ``version_id`` runs
+        a given runnable version instead of the current one. ``priority`` (0-1000) puts its
+        tasks ahead of lower ones: a task of priority N is claimed as if it had been ready N
+        minutes earlier (so nothing starves); without it the steps' default applies."""
+        op = runs_ops.start(self._state, flow, input, run_id, version_id, priority)
+        return self.store.perform(op, connection)
+
+    def start_many(
+        self,
+        flow: Flow | str,
+        inputs: Sequence[Any],
+        run_ids: Sequence[str] | None = None,
+        *,
+        version_id: str | None = None,
+        priority: int | None = None,
+        connection: Connection | None = None,
+    ) -> list[str]:
+        """Start one run per input in one round trip; idempotent per run id as ``start``."""
+        op = runs_ops.start_many(self._state, flow, inputs, run_ids, version_id, priority)
+        return self.store.perform(op, connection)
+
+    def get_run(self, run_id: str, *, connection: Connection | None = None) -> Run:
+        return self.store.perform(runs_ops.get_run(run_id, self._state.org_id), connection)
+
+    def wait(self, run_id: str, timeout: float = 30) -> Run:
+        """Block until the run completes, fails or is cancelled; RunWaitTimeoutError after
+        ``timeout`` seconds (the run itself goes on)."""
+        return self.store.perform(runs_ops.wait_many([run_id], self._state.org_id, timeout))[0]
+
+    def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
+        """Block until every run is finished; the runs in the order given."""
+        return self.store.perform(runs_ops.wait_many(run_ids, self._state.org_id, timeout))
+
+    def cancel(
+        self,
+        run_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        connection: Connection | None = None,
+    ) -> str:
+        """Cancel a run. For a document's workflow instance: its pending approvals close, its
+        waits and undelivered side effects are dropped, the document stays in its state, and
+        its audit trail names ``actor`` (the database role when None) and ``reason``."""
+        op = runs_ops.cancel(run_id, self._state.org_id, actor, reason)
+        return self.store.perform(op, connection)
+
+    def retry(
+        self, run_id: str, *, actor: str | None = None, connection: Connection | None = None
+    ) -> str:
+        """Resume a failed run from its failed steps. A document's workflow instance resumes
+        from the node that failed, its evidence naming ``actor`` (the database role when
+        None); one failed by a dead letter (``DELIVERY_FAILED``) re-drives that same effect,
+        under its idempotency key, and never sends a second one."""
+        return self.store.perform(runs_ops.retry(run_id, self._state.org_id, actor), connection)
+
+    def list_runs(
+        self,
+        *,
+        flow: Flow | str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        after: str | None = None,
+        connection: Connection | None = None,
+    ) -> list[Run]:
+        """This org's runs, newest first; pass the last run's id as ``after`` for the next
+        page."""
+        op = runs_ops.list_runs(flow, status, limit, after, org_id=self._state.org_id)
+        return self.store.perform(op, connection)
+
+    def workers(
+        self,
+        *,
+        include_stopped: bool = False,
+        dead_after_seconds: int | None = None,
+        connection: Connection | None = None,
+    ) -> list[WorkerInfo]:
+        """The workers, newest first: live ones, and dead ones (heartbeat lapsed, no clean
+        stop) for ``dead_after_seconds`` after their last heartbeat (default 900);
+        ``include_stopped`` lists every worker charter knows."""
+        op = workers_ops.list_workers(include_stopped, dead_after_seconds)
+        return self.store.perform(op, connection)
+
+    def queue(self, *, connection: Connection | None = None) -> list[QueueEntry]:
+        return self.store.perform(workers_ops.queue(), connection)
+
+
+class AsyncClient:
+    """The asyncio twin of :class:`Client`: the same methods, awaitable."""
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        migrate: bool = True,
+        org_id: str = "default",
+        pool_size: int | None = None,
+    ) -> None:
+        target = db.resolve(database_url, source="database_url")
+        assert target is not None
+        self.store = AsyncStore(target, _options(migrate, pool_size))
+        self._state = runs_ops.ClientState(_org(org_id))
+
+    @property
+    def target(self) -> db.DatabaseTarget:
+        return self.store.target
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    def for_org(self, org_id: str, *, platform: bool = False) -> AsyncClient:
+        """The same client (its connections) acting for another org: for a server that
+        serves many orgs. Closing the original closes both. Acting for an org, it may not
+        publish contracts (they are the platform's) unless ``platform=True``."""
+        view = object.__new__(AsyncClient)
+        view.store = self.store
+        view._state = runs_ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
+        return view
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    @property
+    def registry(self) -> AsyncRegistry:
+        """The definition registry: workflows, versions, invocations (seed 001)."""
+        return AsyncRegistry(self.store)
+
+    @property
+    def documents(self) -> AsyncDocuments:
+        return AsyncDocuments(self.store, self._state.org_id)
+
+    @property
+    def directory(self) -> AsyncDirectory:
+        return AsyncDirectory(self.store, self._state.org_id)
+
+    @property
+    def definitions(self) -> AsyncDefinitions:
+        return AsyncDefinitions(
+            self.store, self._state.org_id, may_publish=self._state.may_publish_contracts
+        )
+
+    @property
+    def events(self) -> AsyncEvents:
+        return AsyncEvents(self.store, self._state.org_id)
+
+    @property
+    def rules(self) -> AsyncRules:
+        return AsyncRules(self.store, self._state.org_id)
+
+    @property
+    def approvals(self) -> AsyncApprovals:
+        return AsyncApprovals(self.store, self._state.org_id)
+
+    @property
+    def side_effects(self) -> AsyncSideEffects:
+        return AsyncSideEffects(self.store, self._state.org_id)
+
+    @property
+    def notifications(self) -> AsyncNotifications:
+        return AsyncNotifications(self.store, self._state.org_id)
+
+    @property
+    def dead_letters(self) -> AsyncDeadLetters:
+        return AsyncDeadLetters(self.store, self._state.org_id)
+
+    @property
+    def health(self) -> AsyncHealth:
+        return AsyncHealth(self.store, self._state.org_id)
+
+    @property
+    def tasks(self) -> AsyncTasks:
+        return AsyncTasks(self.store, self._state.org_id)
+
+    @property
+    def schedules(self) -> AsyncSchedules:
+        return AsyncSchedules(self.store, self._state.org_id)
+
+    @property
+    def test_clock(self) -> AsyncTestClock:
+        return AsyncTestClock(
+            self.store, detect_mode(self.target) == "development", self._state.org_id
+        )
+
+    async def start(
+        self,
+        flow: Flow | str,
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        version_id: str | None = None,
+        priority: int | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> str:
+        op = runs_ops.start(self._state, flow, input, run_id, version_id, priority)
+        return await self.store.perform(op, connection)
+
+    async def start_many(
+        self,
+        flow: Flow | str,
+        inputs: Sequence[Any],
+        run_ids: Sequence[str] | None = None,
+        *,
+        version_id: str | None = None,
+        priority: int | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> list[str]:
+        op = runs_ops.start_many(self._state, flow, inputs, run_ids, version_id, priority)
+        return await self.store.perform(op, connection)
+
+    async def get_run(self, run_id: str, *, connection: AsyncConnection | None = None) -> Run:
+        return await self.store.perform(runs_ops.get_run(run_id, self._state.org_id), connection)
+
+    async def wait(self, run_id: str, timeout: float = 30) -> Run:
+        return (
+            await self.store.perform(runs_ops.wait_many([run_id], self._state.org_id, timeout))
+        )[0]
+
+    async def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
+        return await self.store.perform(runs_ops.wait_many(run_ids, self._state.org_id, timeout))
+
+    async def cancel(
+        self,
+        run_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> str:
+        op = runs_ops.cancel(run_id, self._state.org_id, actor, reason)
+        return await self.store.perform(op, connection)
+
+    async def retry(
+        self, run_id: str, *, actor: str | None = None, connection: AsyncConnection | None = None
+    ) -> str:
+        op = runs_ops.retry(run_id, self._state.org_id, actor)
+        return await self.store.perform(op, connection)
+
+    async def list_runs(
+        self,
+        *,
+        flow: Flow | str | None = None,
+        status: str | None = None,
+        limit: int = 100,
+        after: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> list[Run]:
+        op = runs_ops.list_runs(flow, status, limit, after, org_id=self._state.org_id)
+        return await self.store.perform(op, connection)
+
+    async def workers(
+        self,
+        *,
+        include_stopped: bool = False,
+        dead_after_seconds: int | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> list[WorkerInfo]:
+        op = workers_ops.list_workers(include_stopped, dead_after_seconds)
+        return await self.store.perform(op, connection)
+
+    async def queue(self, *, connection: AsyncConnection | None = None) -> list[QueueEntry]:
+        return await self.store.perform(workers_ops.queue(), connection)
+
+
+__all__ = ["AsyncClient", "Client"]

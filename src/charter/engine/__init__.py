@@ -1,1 +1,0 @@
-"""The client of charter's SQL API (sync for now)."""
