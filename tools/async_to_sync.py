@@ -87,7 +87,8 @@ class AsyncToSync(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
     def visit_Await(self, node: ast.Await) -> ast.AST:
-        return self.visit(node.value)
+        value: ast.AST = self.visit(node.value)
+        return value
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         node.id = rename(node.id)
@@ -141,12 +142,13 @@ def _reexport(tree: ast.Module, source_module: str, async_classes: list[str]) ->
             and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
             and isinstance(stmt.value, ast.List)
         ):
-            exported = {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}
+            exported = {str(e.value) for e in stmt.value.elts if isinstance(e, ast.Constant)}
             stmt.value.elts = [ast.Constant(n) for n in sorted(exported | set(async_classes))]
 
 
 def _ruff(args: list[str], code: str, path: Path) -> str:
-    command = [sys.executable, "-m", "ruff", *args, "--stdin-filename", str(path), "-"]
+    config = ["--config", str(ROOT / "pyproject.toml")]
+    command = [sys.executable, "-m", "ruff", *args, *config, "--stdin-filename", str(path), "-"]
     done = subprocess.run(command, input=code, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"ruff {' '.join(args)} failed on {path}:\n{done.stderr}{done.stdout}")
@@ -176,11 +178,16 @@ def generate(source: Path) -> str:
     return _ruff(["format", "--quiet"], code, target)
 
 
-def pairs() -> list[tuple[Path, Path]]:
+def pairs(folder: Path = CLIENT) -> list[tuple[Path, Path]]:
+    """Each async source in ``folder`` with the sync module generated from it."""
     return [
         (source, source.with_name(source.name.removesuffix("_async.py") + ".py"))
-        for source in sorted(CLIENT.glob("*_async.py"))
+        for source in sorted(folder.glob("*_async.py"))
     ]
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,9 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a module is out of date"
     )
+    parser.add_argument(
+        "--dir", type=Path, default=CLIENT, help="the folder of async sources (src/charter/client)"
+    )
     options = parser.parse_args(argv)
     stale = []
-    for source, target in pairs():
+    for source, target in pairs(options.dir):
         code = generate(source)
         if target.exists() and target.read_text() == code:
             continue
@@ -198,10 +208,9 @@ def main(argv: list[str] | None = None) -> int:
             stale.append(target)
         else:
             target.write_text(code)
-            print(f"wrote {target.relative_to(ROOT)}")
+            print(f"wrote {_shown(target)}")
     for target in stale:
-        name = target.relative_to(ROOT)
-        print(f"{name} is out of date with {target.stem}_async.py", file=sys.stderr)
+        print(f"{_shown(target)} is out of date with {target.stem}_async.py", file=sys.stderr)
     if stale:
         print("run: python tools/async_to_sync.py", file=sys.stderr)
         return 1
