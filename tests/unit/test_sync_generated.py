@@ -103,3 +103,47 @@ def test_the_two_faces_have_the_same_methods_signatures_and_docstrings(sync, asy
         assert not inspect.iscoroutinefunction(twin), f"{sync.__name__}.{name} blocks"
         if name not in {"__init__", "for_org"}:
             assert inspect.iscoroutinefunction(member), f"{async_.__name__}.{name} is awaitable"
+
+
+def test_the_generator_turns_async_code_into_its_blocking_twin(tmp_path):
+    (tmp_path / "poller_async.py").write_text(
+        '"""A poller (the async face)."""\n\n'
+        "import asyncio\n\n"
+        "from charter.db.store import AsyncStore\n\n\n"
+        "class AsyncPoller:\n"
+        '    """Polls an :class:`AsyncStore`; use it in ``async with``."""\n\n'
+        "    def __init__(self, store: AsyncStore) -> None:\n"
+        "        self.store = store\n\n"
+        "    async def __aenter__(self) -> AsyncPoller:\n"
+        "        return self\n\n"
+        "    async def poll(self, rounds: list[int]) -> int:\n"
+        "        total = 0\n"
+        "        async with self.store.lock() as held:\n"
+        "            async for n in held.rows(rounds):\n"
+        "                await asyncio.sleep(n)\n"
+        "                total += (await self.store.count())[0]\n"
+        "        return total\n"
+    )
+    assert _generator("--dir", str(tmp_path)).returncode == 0
+    assert (tmp_path / "poller.py").read_text() == (
+        "# Generated from poller_async.py by tools/async_to_sync.py; do not edit.\n"
+        "# Edit poller_async.py and run: python tools/async_to_sync.py\n"
+        '"""A poller (the async face)."""\n\n'
+        "import time\n\n"
+        # poller_async is outside the package here, so isort files it with third parties
+        "from charter.client.poller_async import AsyncPoller as AsyncPoller\n\n"
+        "from charter.db.store import Store\n\n\n"
+        "class Poller:\n"
+        '    """Polls an :class:`Store`; use it in ``with``."""\n\n'
+        "    def __init__(self, store: Store) -> None:\n"
+        "        self.store = store\n\n"
+        "    def __enter__(self) -> Poller:\n"
+        "        return self\n\n"
+        "    def poll(self, rounds: list[int]) -> int:\n"
+        "        total = 0\n"
+        "        with self.store.lock() as held:\n"
+        "            for n in held.rows(rounds):\n"
+        "                time.sleep(n)\n"
+        "                total += self.store.count()[0]\n"
+        "        return total\n"
+    )
