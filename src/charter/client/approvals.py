@@ -1,11 +1,14 @@
-"""The approvals face of the client (sync and async)."""
+# Generated from approvals_async.py by tools/async_to_sync.py; do not edit.
+# Edit approvals_async.py and run: python tools/async_to_sync.py
+"""The approvals face of the client."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.approvals_async import AsyncApprovals as AsyncApprovals
+from charter.db.store import Connection, Store
 from charter.ops import approvals
 from charter.ops.approvals import ApprovalRequest
 
@@ -14,7 +17,7 @@ class Approvals:
     """Approvals bound to a document version: the inbox, deciding, what was approved."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def inbox(self, user: str, *, connection: Connection | None = None) -> list[ApprovalRequest]:
         """The requests waiting for ``user``'s decision, oldest first."""
@@ -36,9 +39,13 @@ class Approvals:
         """Record ``actor``'s decision (approved | rejected | abstained) on the version the
         request is pinned to (``entity_version`` must be it)."""
         op = approvals.decide(
-            self._org, request_id, decision, actor=actor, entity_version=entity_version,
+            self._org,
+            request_id,
+            decision,
+            actor=actor,
+            entity_version=entity_version,
             comment=comment,
-        )  # fmt: skip
+        )
         return self._store.perform(op, connection)
 
     def snapshot(self, request_id: str, *, connection: Connection | None = None) -> dict[str, Any]:
@@ -80,72 +87,3 @@ class Approvals:
         stage is left out of the later stages' approvers unless ``allow_same_approver``."""
         op = approvals.define_chain(self._org, chain_id, stages, allow_same_approver)
         return self._store.perform(op, connection)
-
-
-class AsyncApprovals:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def inbox(
-        self, user: str, *, connection: AsyncConnection | None = None
-    ) -> list[ApprovalRequest]:
-        return await self._store.perform(approvals.inbox(self._org, user), connection)
-
-    async def get(
-        self, request_id: str, *, connection: AsyncConnection | None = None
-    ) -> ApprovalRequest:
-        return await self._store.perform(approvals.get(self._org, request_id), connection)
-
-    async def decide(
-        self,
-        request_id: str,
-        decision: str,
-        *,
-        actor: str,
-        entity_version: int,
-        comment: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> dict[str, Any]:
-        op = approvals.decide(
-            self._org, request_id, decision, actor=actor, entity_version=entity_version,
-            comment=comment,
-        )  # fmt: skip
-        return await self._store.perform(op, connection)
-
-    async def snapshot(
-        self, request_id: str, *, connection: AsyncConnection | None = None
-    ) -> dict[str, Any]:
-        return await self._store.perform(approvals.snapshot(self._org, request_id), connection)
-
-    async def diff(
-        self, request_id: str, *, connection: AsyncConnection | None = None
-    ) -> dict[str, Any]:
-        return await self._store.perform(approvals.diff(self._org, request_id), connection)
-
-    async def history(
-        self, document_id: str, *, connection: AsyncConnection | None = None
-    ) -> list[ApprovalRequest]:
-        return await self._store.perform(approvals.history(self._org, document_id), connection)
-
-    async def delegate(
-        self,
-        user: str,
-        *,
-        to: str,
-        ends_at: datetime,
-        starts_at: datetime | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> dict[str, Any]:
-        op = approvals.delegate(self._org, user, to, starts_at, ends_at)
-        return await self._store.perform(op, connection)
-
-    async def define_chain(
-        self,
-        chain_id: str,
-        stages: list[dict[str, Any]],
-        *,
-        allow_same_approver: bool = False,
-        connection: AsyncConnection | None = None,
-    ) -> dict[str, Any]:
-        op = approvals.define_chain(self._org, chain_id, stages, allow_same_approver)
-        return await self._store.perform(op, connection)

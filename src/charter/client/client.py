@@ -1,15 +1,20 @@
+# Generated from client_async.py by tools/async_to_sync.py; do not edit.
+# Edit client_async.py and run: python tools/async_to_sync.py
 """The Python client: start runs, wait for them, inspect, cancel and retry.
 
 >>> client = Client()                                  # doctest: +SKIP
 >>> run_id = client.start(flow, {"url": "https://example.com"})
 >>> client.wait(run_id, timeout=30).output
 
-``AsyncClient`` has the same methods, awaitable. Both talk to ``CHARTER_DATABASE_URL``, or
-the embedded default, or ``database_url=``; they migrate the schema on first use unless
-``migrate=False``. Every method that changes or reads data takes ``connection=``: your own
-psycopg connection, used as it is, inside your transaction (a run started in a transaction
-that rolls back never existed). Each method is one operation of :mod:`charter.ops`
-performed by the client's :class:`~charter.db.store.Store`.
+``AsyncClient`` has the same methods, awaitable; ``Client`` is thread-safe. Both talk to
+``CHARTER_DATABASE_URL``, or the embedded default, or ``database_url=``; they migrate the
+schema on first use unless ``migrate=False``. Every method that changes or reads data takes
+``connection=``: your own psycopg connection, used as it is, inside your transaction (a run
+started in a transaction that rolls back never existed). Each method is one operation of
+:mod:`charter.ops` performed by the client's :class:`~charter.db.store.Store`.
+
+``AsyncClient`` is written here; ``client.py`` (``Client``) is generated from it by
+``tools/async_to_sync.py``.
 """
 
 from __future__ import annotations
@@ -17,25 +22,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
-from charter.client.approvals import Approvals, AsyncApprovals
-from charter.client.dead_letters import AsyncDeadLetters, DeadLetters
-from charter.client.definitions import AsyncDefinitions, Definitions
-from charter.client.directory import AsyncDirectory, Directory
-from charter.client.documents import AsyncDocuments, Documents
-from charter.client.events import AsyncEvents, Events
-from charter.client.health import AsyncHealth, Health
-from charter.client.notifications import AsyncNotifications, Notifications
-from charter.client.registry import AsyncRegistry, Registry
-from charter.client.rules import AsyncRules, Rules
-from charter.client.schedules import AsyncSchedules, Schedules
-from charter.client.side_effects import AsyncSideEffects, SideEffects
-from charter.client.tasks import AsyncTasks, Tasks
-from charter.client.test_clock import AsyncTestClock, TestClock
+from charter.client.approvals import Approvals
+from charter.client.client_async import AsyncClient as AsyncClient
+from charter.client.dead_letters import DeadLetters
+from charter.client.definitions import Definitions
+from charter.client.directory import Directory
+from charter.client.documents import Documents
+from charter.client.events import Events
+from charter.client.health import Health
+from charter.client.notifications import Notifications
+from charter.client.registry import Registry
+from charter.client.rules import Rules
+from charter.client.schedules import Schedules
+from charter.client.side_effects import SideEffects
+from charter.client.tasks import Tasks
+from charter.client.test_clock import TestClock
 from charter.db import connection as db
 from charter.db.mode import detect_mode
-from charter.db.store import AsyncStore, Store, StoreOptions
+from charter.db.store import Connection, Store, StoreOptions
 from charter.dsl.flow import Flow
 from charter.errors import ArgumentError
 from charter.ops import runs as runs_ops
@@ -43,9 +47,6 @@ from charter.ops import workers as workers_ops
 from charter.ops.arguments import text_argument
 from charter.ops.run_model import Run
 from charter.ops.workers import QueueEntry, WorkerInfo
-
-Connection = psycopg.Connection[Any]
-AsyncConnection = psycopg.AsyncConnection[Any]
 
 
 def _options(migrate: bool, pool_size: Any) -> StoreOptions:
@@ -64,7 +65,8 @@ def _org(org_id: Any) -> str:
 
 
 class Client:
-    """Synchronous client. Thread-safe; close it (or use ``with``) to release connections."""
+    """The client of one database, acting for one org. Close it (or use ``with``) to
+    release its connections."""
 
     def __init__(
         self,
@@ -83,6 +85,9 @@ class Client:
     def target(self) -> db.DatabaseTarget:
         return self.store.target
 
+    def __enter__(self) -> Client:
+        return self
+
     def for_org(self, org_id: str, *, platform: bool = False) -> Client:
         """The same client (its connections) acting for another org: for a server that
         serves many orgs. Closing the original closes both. Acting for an org, it may not
@@ -91,9 +96,6 @@ class Client:
         view.store = self.store
         view._state = runs_ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
         return view
-
-    def __enter__(self) -> Client:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -239,7 +241,8 @@ class Client:
         from the node that failed, its evidence naming ``actor`` (the database role when
         None); one failed by a dead letter (``DELIVERY_FAILED``) re-drives that same effect,
         under its idempotency key, and never sends a second one."""
-        return self.store.perform(runs_ops.retry(run_id, self._state.org_id, actor), connection)
+        op = runs_ops.retry(run_id, self._state.org_id, actor)
+        return self.store.perform(op, connection)
 
     def list_runs(
         self,
@@ -270,185 +273,6 @@ class Client:
 
     def queue(self, *, connection: Connection | None = None) -> list[QueueEntry]:
         return self.store.perform(workers_ops.queue(), connection)
-
-
-class AsyncClient:
-    """The asyncio twin of :class:`Client`: the same methods, awaitable."""
-
-    def __init__(
-        self,
-        database_url: str | None = None,
-        *,
-        migrate: bool = True,
-        org_id: str = "default",
-        pool_size: int | None = None,
-    ) -> None:
-        target = db.resolve(database_url, source="database_url")
-        assert target is not None
-        self.store = AsyncStore(target, _options(migrate, pool_size))
-        self._state = runs_ops.ClientState(_org(org_id))
-
-    @property
-    def target(self) -> db.DatabaseTarget:
-        return self.store.target
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    def for_org(self, org_id: str, *, platform: bool = False) -> AsyncClient:
-        """The same client (its connections) acting for another org: for a server that
-        serves many orgs. Closing the original closes both. Acting for an org, it may not
-        publish contracts (they are the platform's) unless ``platform=True``."""
-        view = object.__new__(AsyncClient)
-        view.store = self.store
-        view._state = runs_ops.ClientState(_org(org_id), may_publish_contracts=bool(platform))
-        return view
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self.store.close()
-
-    @property
-    def registry(self) -> AsyncRegistry:
-        """The definition registry: workflows, versions, invocations (seed 001)."""
-        return AsyncRegistry(self.store)
-
-    @property
-    def documents(self) -> AsyncDocuments:
-        return AsyncDocuments(self.store, self._state.org_id)
-
-    @property
-    def directory(self) -> AsyncDirectory:
-        return AsyncDirectory(self.store, self._state.org_id)
-
-    @property
-    def definitions(self) -> AsyncDefinitions:
-        return AsyncDefinitions(
-            self.store, self._state.org_id, may_publish=self._state.may_publish_contracts
-        )
-
-    @property
-    def events(self) -> AsyncEvents:
-        return AsyncEvents(self.store, self._state.org_id)
-
-    @property
-    def rules(self) -> AsyncRules:
-        return AsyncRules(self.store, self._state.org_id)
-
-    @property
-    def approvals(self) -> AsyncApprovals:
-        return AsyncApprovals(self.store, self._state.org_id)
-
-    @property
-    def side_effects(self) -> AsyncSideEffects:
-        return AsyncSideEffects(self.store, self._state.org_id)
-
-    @property
-    def notifications(self) -> AsyncNotifications:
-        return AsyncNotifications(self.store, self._state.org_id)
-
-    @property
-    def dead_letters(self) -> AsyncDeadLetters:
-        return AsyncDeadLetters(self.store, self._state.org_id)
-
-    @property
-    def health(self) -> AsyncHealth:
-        return AsyncHealth(self.store, self._state.org_id)
-
-    @property
-    def tasks(self) -> AsyncTasks:
-        return AsyncTasks(self.store, self._state.org_id)
-
-    @property
-    def schedules(self) -> AsyncSchedules:
-        return AsyncSchedules(self.store, self._state.org_id)
-
-    @property
-    def test_clock(self) -> AsyncTestClock:
-        return AsyncTestClock(
-            self.store, detect_mode(self.target) == "development", self._state.org_id
-        )
-
-    async def start(
-        self,
-        flow: Flow | str,
-        input: Any = None,
-        *,
-        run_id: str | None = None,
-        version_id: str | None = None,
-        priority: int | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> str:
-        op = runs_ops.start(self._state, flow, input, run_id, version_id, priority)
-        return await self.store.perform(op, connection)
-
-    async def start_many(
-        self,
-        flow: Flow | str,
-        inputs: Sequence[Any],
-        run_ids: Sequence[str] | None = None,
-        *,
-        version_id: str | None = None,
-        priority: int | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> list[str]:
-        op = runs_ops.start_many(self._state, flow, inputs, run_ids, version_id, priority)
-        return await self.store.perform(op, connection)
-
-    async def get_run(self, run_id: str, *, connection: AsyncConnection | None = None) -> Run:
-        return await self.store.perform(runs_ops.get_run(run_id, self._state.org_id), connection)
-
-    async def wait(self, run_id: str, timeout: float = 30) -> Run:
-        return (
-            await self.store.perform(runs_ops.wait_many([run_id], self._state.org_id, timeout))
-        )[0]
-
-    async def wait_many(self, run_ids: Sequence[str], timeout: float = 30) -> list[Run]:
-        return await self.store.perform(runs_ops.wait_many(run_ids, self._state.org_id, timeout))
-
-    async def cancel(
-        self,
-        run_id: str,
-        *,
-        actor: str | None = None,
-        reason: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> str:
-        op = runs_ops.cancel(run_id, self._state.org_id, actor, reason)
-        return await self.store.perform(op, connection)
-
-    async def retry(
-        self, run_id: str, *, actor: str | None = None, connection: AsyncConnection | None = None
-    ) -> str:
-        op = runs_ops.retry(run_id, self._state.org_id, actor)
-        return await self.store.perform(op, connection)
-
-    async def list_runs(
-        self,
-        *,
-        flow: Flow | str | None = None,
-        status: str | None = None,
-        limit: int = 100,
-        after: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> list[Run]:
-        op = runs_ops.list_runs(flow, status, limit, after, org_id=self._state.org_id)
-        return await self.store.perform(op, connection)
-
-    async def workers(
-        self,
-        *,
-        include_stopped: bool = False,
-        dead_after_seconds: int | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> list[WorkerInfo]:
-        op = workers_ops.list_workers(include_stopped, dead_after_seconds)
-        return await self.store.perform(op, connection)
-
-    async def queue(self, *, connection: AsyncConnection | None = None) -> list[QueueEntry]:
-        return await self.store.perform(workers_ops.queue(), connection)
 
 
 __all__ = ["AsyncClient", "Client"]

@@ -1,11 +1,14 @@
-"""The dead letters face of the client (sync and async)."""
+# Generated from dead_letters_async.py by tools/async_to_sync.py; do not edit.
+# Edit dead_letters_async.py and run: python tools/async_to_sync.py
+"""The dead letters face of the client."""
 
 from __future__ import annotations
 
 import builtins
 from typing import Any
 
-from charter.db.store import AsyncStore, Store
+from charter.client.dead_letters_async import AsyncDeadLetters as AsyncDeadLetters
+from charter.db.store import Store
 from charter.ops import dead_letters as dead_letters_ops
 from charter.ops.side_effects import SideEffect
 
@@ -14,7 +17,7 @@ class DeadLetters:
     """Side effects out of attempts (or refused for good): look, re-drive, drop."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def list(self, *, limit: int = 100, run_id: str | None = None) -> builtins.list[SideEffect]:
         """Newest first (``run_id``: that run's only); each with ``.id``, ``.channel``,
@@ -32,21 +35,3 @@ class DeadLetters:
     def drop(self, ids: Any, *, actor: str | None = None) -> builtins.list[int]:
         """Give up on them for good (kept as cancelled, with who dropped them)."""
         return self._store.perform(dead_letters_ops.drop_dead_letters(self._org, ids, actor))
-
-
-class AsyncDeadLetters:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def list(
-        self, *, limit: int = 100, run_id: str | None = None
-    ) -> builtins.list[SideEffect]:
-        return await self._store.perform(
-            dead_letters_ops.list_dead_letters(self._org, limit, run_id)
-        )
-
-    async def retry(self, ids: Any, *, actor: str | None = None) -> builtins.list[int]:
-        return await self._store.perform(dead_letters_ops.retry_dead_letters(self._org, ids, actor))
-
-    async def drop(self, ids: Any, *, actor: str | None = None) -> builtins.list[int]:
-        return await self._store.perform(dead_letters_ops.drop_dead_letters(self._org, ids, actor))

@@ -1,10 +1,13 @@
-"""The definitions face of the client (sync and async)."""
+# Generated from definitions_async.py by tools/async_to_sync.py; do not edit.
+# Edit definitions_async.py and run: python tools/async_to_sync.py
+"""The definitions face of the client."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.definitions_async import AsyncDefinitions as AsyncDefinitions
+from charter.db.store import Connection, Store
 from charter.dsl.contract import EntityContract
 from charter.ops import definitions as definitions_ops
 from charter.ops.definitions import Published
@@ -21,7 +24,7 @@ class Definitions:
     """
 
     def __init__(self, store: Store, org_id: str, *, may_publish: bool = True) -> None:
-        self._store, self._org, self._may_publish = store, org_id, may_publish
+        self._store, self._org, self._may_publish = (store, org_id, may_publish)
 
     def publish(
         self,
@@ -55,46 +58,3 @@ class Definitions:
         recompiled on the new envelope (``ContractError`` with the compiler's code, and no
         change, where the patch no longer fits)."""
         return self._store.perform(definitions_ops.rebase(self._org, entity_type), connection)
-
-
-class AsyncDefinitions:
-    """The asyncio twin of :class:`Definitions`."""
-
-    def __init__(self, store: AsyncStore, org_id: str, *, may_publish: bool = True) -> None:
-        self._store, self._org, self._may_publish = store, org_id, may_publish
-
-    async def publish(
-        self,
-        contract: EntityContract | dict[str, Any],
-        org_definition: Any | None = None,
-        *,
-        connection: AsyncConnection | None = None,
-    ) -> Published:
-        op = definitions_ops.publish(
-            self._org, contract, org_definition, may_publish=self._may_publish
-        )
-        return await self._store.perform(op, connection)
-
-    async def save_draft(
-        self, org_definition: Any, *, connection: AsyncConnection | None = None
-    ) -> Published:
-        return await self._store.perform(
-            definitions_ops.save_draft(self._org, org_definition), connection
-        )
-
-    async def archive(
-        self, version_id: str, *, connection: AsyncConnection | None = None
-    ) -> Published:
-        return await self._store.perform(definitions_ops.archive(self._org, version_id), connection)
-
-    async def current(
-        self, entity_type: str, *, connection: AsyncConnection | None = None
-    ) -> Published:
-        return await self._store.perform(
-            definitions_ops.current(self._org, entity_type), connection
-        )
-
-    async def rebase(
-        self, entity_type: str, *, connection: AsyncConnection | None = None
-    ) -> Published:
-        return await self._store.perform(definitions_ops.rebase(self._org, entity_type), connection)

@@ -1,10 +1,13 @@
-"""The documents face of the client (sync and async)."""
+# Generated from documents_async.py by tools/async_to_sync.py; do not edit.
+# Edit documents_async.py and run: python tools/async_to_sync.py
+"""The documents face of the client."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.documents_async import AsyncDocuments as AsyncDocuments
+from charter.db.store import Connection, Store
 from charter.ops import documents as documents_ops
 from charter.ops import events as events_ops
 from charter.ops.documents import AuditEntry, Document
@@ -14,7 +17,7 @@ class Documents:
     """Business documents of the client's org; every change goes through ``mutate()``."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def create(
         self,
@@ -203,194 +206,3 @@ class Documents:
         pending timer or delivery retry included) or a state of its contract (the document is
         in it). ``.workflow`` says where it is; DocumentWaitTimeoutError after ``timeout``."""
         return self._store.perform(events_ops.wait(self._org, document_id, timeout, until))
-
-
-class AsyncDocuments:
-    """The asyncio twin of :class:`Documents`."""
-
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def create(
-        self,
-        entity_type: str,
-        data: dict[str, Any],
-        *,
-        actor: str,
-        id: str | None = None,
-        reason: str | None = None,
-        trace_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.mutate(
-            self._org,
-            "create",
-            id,
-            data,
-            actor=actor,
-            entity_type=entity_type,
-            reason=reason,
-            trace_id=trace_id,
-        )
-        return await self._store.perform(op, connection)
-
-    async def update(
-        self,
-        document_id: str,
-        changes: dict[str, Any],
-        *,
-        actor: str,
-        expected_version: int | None = None,
-        reason: str | None = None,
-        trace_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.mutate(
-            self._org,
-            "update",
-            document_id,
-            changes,
-            actor=actor,
-            expected_version=expected_version,
-            reason=reason,
-            trace_id=trace_id,
-        )
-        return await self._store.perform(op, connection)
-
-    async def transition(
-        self,
-        document_id: str,
-        gate: str,
-        *,
-        actor: str,
-        to: str | None = None,
-        expected_version: int | None = None,
-        reason: str | None = None,
-        trace_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.mutate(
-            self._org,
-            gate,
-            document_id,
-            None,
-            actor=actor,
-            to=to,
-            expected_version=expected_version,
-            reason=reason,
-            trace_id=trace_id,
-        )
-        return await self._store.perform(op, connection)
-
-    async def mutate(
-        self,
-        document_id: str,
-        action: str,
-        changes: dict[str, Any] | None = None,
-        *,
-        actor: str,
-        to: str | None = None,
-        expected_version: int | None = None,
-        reason: str | None = None,
-        trace_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.mutate(
-            self._org,
-            action,
-            document_id,
-            changes,
-            actor=actor,
-            to=to,
-            expected_version=expected_version,
-            reason=reason,
-            trace_id=trace_id,
-        )
-        return await self._store.perform(op, connection)
-
-    async def amend(
-        self,
-        document_id: str,
-        changes: dict[str, Any],
-        *,
-        actor: str,
-        reason: str | None = None,
-        trace_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.amend(
-            self._org, document_id, changes, actor=actor, reason=reason, trace_id=trace_id
-        )
-        return await self._store.perform(op, connection)
-
-    async def pause(
-        self,
-        document_id: str,
-        *,
-        actor: str,
-        reason: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.instance_act("pause", self._org, document_id, actor=actor, reason=reason)
-        return await self._store.perform(op, connection)
-
-    async def resume(
-        self,
-        document_id: str,
-        *,
-        actor: str,
-        reason: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.instance_act(
-            "resume", self._org, document_id, actor=actor, reason=reason
-        )
-        return await self._store.perform(op, connection)
-
-    async def restart(
-        self,
-        document_id: str,
-        *,
-        actor: str,
-        reason: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        op = documents_ops.instance_act(
-            "restart", self._org, document_id, actor=actor, reason=reason
-        )
-        return await self._store.perform(op, connection)
-
-    async def get(
-        self,
-        document_id: str,
-        version: int | None = None,
-        *,
-        connection: AsyncConnection | None = None,
-    ) -> Document:
-        return await self._store.perform(
-            documents_ops.get(self._org, document_id, version), connection
-        )
-
-    async def history(
-        self, document_id: str, *, connection: AsyncConnection | None = None
-    ) -> list[AuditEntry]:
-        return await self._store.perform(documents_ops.history(self._org, document_id), connection)
-
-    async def list(
-        self,
-        *,
-        entity_type: str | None = None,
-        state: str | None = None,
-        limit: int = 100,
-        after: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> list[Document]:
-        op = documents_ops.listing(self._org, entity_type, state, limit, after)
-        return await self._store.perform(op, connection)
-
-    async def wait(
-        self, document_id: str, timeout: float = 30, *, until: str = "settled"
-    ) -> Document:
-        """The document once its workflow has come as far as ``until`` says (as
-        :meth:`Documents.wait`)."""
-        return await self._store.perform(events_ops.wait(self._org, document_id, timeout, until))

@@ -1,10 +1,13 @@
-"""The events face of the client (sync and async)."""
+# Generated from events_async.py by tools/async_to_sync.py; do not edit.
+# Edit events_async.py and run: python tools/async_to_sync.py
+"""The events face of the client."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.events_async import AsyncEvents as AsyncEvents
+from charter.db.store import Connection, Store
 from charter.ops import events as events_ops
 from charter.ops.events import SentEvent
 
@@ -15,7 +18,7 @@ class Events:
     of flow runs waiting on the key."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def send(
         self,
@@ -36,20 +39,3 @@ class Events:
         made after it was sent."""
         op = events_ops.send_event(self._org, key, payload, event_id, document_id)
         return self._store.perform(op, connection)
-
-
-class AsyncEvents:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def send(
-        self,
-        key: str,
-        payload: Any = None,
-        event_id: str | None = None,
-        *,
-        document_id: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> SentEvent:
-        op = events_ops.send_event(self._org, key, payload, event_id, document_id)
-        return await self._store.perform(op, connection)

@@ -1,10 +1,13 @@
-"""The health face of the client (sync and async)."""
+# Generated from health_async.py by tools/async_to_sync.py; do not edit.
+# Edit health_async.py and run: python tools/async_to_sync.py
+"""The health face of the client."""
 
 from __future__ import annotations
 
 import builtins
 
-from charter.db.store import AsyncStore, Store
+from charter.client.health_async import AsyncHealth as AsyncHealth
+from charter.db.store import Store
 from charter.ops import health
 from charter.ops.health import HealthReport, StuckInstance, WaitingInstance
 
@@ -13,7 +16,7 @@ class Health:
     """Workflow health of the client's org: figures, the stuck detector, its ways out."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def report(self, *, stuck_minutes: int = 10) -> HealthReport:
         """Workers, queues, outboxes, dead letters, p95 step latency (waits left out) and p95 of
@@ -33,7 +36,8 @@ class Health:
         """Instances waiting (not stuck) for ``hours`` or more, by what they wait for:
         ``approval`` and ``transition`` (a person), ``event``, ``timer``, ``delivery``,
         ``task``, ``retry``, ``operator`` (paused)."""
-        return self._store.perform(health.waiting_longer_than(self._org, hours, stuck_minutes))
+        op = health.waiting_longer_than(self._org, hours, stuck_minutes)
+        return self._store.perform(op)
 
     def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
         """Have the engine run the instance again (re-enqueue its advance)."""
@@ -45,31 +49,5 @@ class Health:
 
     def force_fail(self, run_id: str, reason: str, *, actor: str | None = None) -> bool:
         """Fail it (``STUCK_FORCE_FAILED``); ``client.retry(run_id)`` takes it up again."""
-        return self._store.perform(health.force_fail_instance(self._org, run_id, reason, actor))
-
-
-class AsyncHealth:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def report(self, *, stuck_minutes: int = 10) -> HealthReport:
-        return await self._store.perform(health.health_report(self._org, stuck_minutes))
-
-    async def stuck(self, *, minutes: int = 10) -> builtins.list[StuckInstance]:
-        return await self._store.perform(health.stuck_instances(self._org, minutes))
-
-    async def waiting_longer_than(
-        self, *, hours: float = 0, stuck_minutes: int = 10
-    ) -> dict[str, builtins.list[WaitingInstance]]:
-        op = health.waiting_longer_than(self._org, hours, stuck_minutes)
-        return await self._store.perform(op)
-
-    async def nudge(self, run_id: str, *, actor: str | None = None) -> bool:
-        return await self._store.perform(health.nudge_instance(self._org, run_id, actor))
-
-    async def rebuild(self, run_id: str) -> bool:
-        return await self._store.perform(health.rebuild_instance(self._org, run_id))
-
-    async def force_fail(self, run_id: str, reason: str, *, actor: str | None = None) -> bool:
         op = health.force_fail_instance(self._org, run_id, reason, actor)
-        return await self._store.perform(op)
+        return self._store.perform(op)

@@ -1,8 +1,11 @@
-"""The rules face of the client (sync and async)."""
+# Generated from rules_async.py by tools/async_to_sync.py; do not edit.
+# Edit rules_async.py and run: python tools/async_to_sync.py
+"""The rules face of the client."""
 
 from __future__ import annotations
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.rules_async import AsyncRules as AsyncRules
+from charter.db.store import Connection, Store
 from charter.ops import rules as rules_ops
 from charter.ops.rules import Rule
 
@@ -11,7 +14,7 @@ class Rules:
     """The org's rule store: named, versioned expressions that ``rule`` nodes evaluate."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def put(
         self,
@@ -31,30 +34,3 @@ class Rules:
         self, rule_id: str, version: int | None = None, *, connection: Connection | None = None
     ) -> Rule:
         return self._store.perform(rules_ops.get_rule(self._org, rule_id, version), connection)
-
-
-class AsyncRules:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def put(
-        self,
-        rule_id: str,
-        expression: str,
-        description: str | None = None,
-        *,
-        connection: AsyncConnection | None = None,
-    ) -> Rule:
-        op = rules_ops.put_rule(self._org, rule_id, expression, description)
-        return await self._store.perform(op, connection)
-
-    async def get(
-        self,
-        rule_id: str,
-        version: int | None = None,
-        *,
-        connection: AsyncConnection | None = None,
-    ) -> Rule:
-        return await self._store.perform(
-            rules_ops.get_rule(self._org, rule_id, version), connection
-        )

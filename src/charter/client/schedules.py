@@ -1,10 +1,13 @@
-"""The schedules face of the client (sync and async)."""
+# Generated from schedules_async.py by tools/async_to_sync.py; do not edit.
+# Edit schedules_async.py and run: python tools/async_to_sync.py
+"""The schedules face of the client."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.schedules_async import AsyncSchedules as AsyncSchedules
+from charter.db.store import Connection, Store
 from charter.ops import schedules as schedules_ops
 from charter.ops.schedules import Schedule
 
@@ -14,7 +17,7 @@ class Schedules:
     a gate for every document that can pass it; exactly once per tick across all workers."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def put(
         self,
@@ -33,9 +36,16 @@ class Schedules:
         or ``entity_type=`` with ``action="create"`` (``input`` = the document's fields) or a
         gate. ``missed``: latest | all | skip (ticks missed while no worker ran)."""
         op = schedules_ops.put_schedule(
-            self._org, name, cron, flow=flow, input=input, entity_type=entity_type,
-            action=action, missed=missed, timezone=timezone,
-        )  # fmt: skip
+            self._org,
+            name,
+            cron,
+            flow=flow,
+            input=input,
+            entity_type=entity_type,
+            action=action,
+            missed=missed,
+            timezone=timezone,
+        )
         return self._store.perform(op, connection)
 
     def list(self, *, connection: Connection | None = None) -> list[Schedule]:
@@ -43,33 +53,3 @@ class Schedules:
 
     def delete(self, name: str, *, connection: Connection | None = None) -> bool:
         return self._store.perform(schedules_ops.delete_schedule(self._org, name), connection)
-
-
-class AsyncSchedules:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def put(
-        self,
-        name: str,
-        cron: str,
-        *,
-        flow: Any = None,
-        input: Any = None,
-        entity_type: str | None = None,
-        action: str | None = None,
-        missed: str = "latest",
-        timezone: str = "UTC",
-        connection: AsyncConnection | None = None,
-    ) -> Schedule:
-        op = schedules_ops.put_schedule(
-            self._org, name, cron, flow=flow, input=input, entity_type=entity_type,
-            action=action, missed=missed, timezone=timezone,
-        )  # fmt: skip
-        return await self._store.perform(op, connection)
-
-    async def list(self, *, connection: AsyncConnection | None = None) -> list[Schedule]:
-        return await self._store.perform(schedules_ops.list_schedules(self._org), connection)
-
-    async def delete(self, name: str, *, connection: AsyncConnection | None = None) -> bool:
-        return await self._store.perform(schedules_ops.delete_schedule(self._org, name), connection)

@@ -1,10 +1,13 @@
-"""The side effects face of the client (sync and async)."""
+# Generated from side_effects_async.py by tools/async_to_sync.py; do not edit.
+# Edit side_effects_async.py and run: python tools/async_to_sync.py
+"""The side effects face of the client."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.side_effects_async import AsyncSideEffects as AsyncSideEffects
+from charter.db.store import Connection, Store
 from charter.ops import side_effects as side_effects_ops
 from charter.ops.side_effects import QueuedWebhook, SideEffect
 
@@ -14,7 +17,7 @@ class SideEffects:
     charter (the signing secret)."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def webhook(
         self,
@@ -51,40 +54,3 @@ class SideEffects:
         """The org's key for the ``X-Charter-Signature`` header: HMAC-SHA256 of the request
         body, hex, prefixed ``sha256=`` (made on first use; keep it with the receiver)."""
         return self._store.perform(side_effects_ops.webhook_secret(self._org), connection)
-
-
-class AsyncSideEffects:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def webhook(
-        self,
-        url: str,
-        body: Any = None,
-        *,
-        method: str = "POST",
-        headers: dict[str, str] | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 8,
-        connection: AsyncConnection | None = None,
-    ) -> QueuedWebhook:
-        op = side_effects_ops.enqueue_webhook(
-            self._org,
-            url,
-            body,
-            method=method,
-            headers=headers,
-            idempotency_key=idempotency_key,
-            max_attempts=max_attempts,
-        )
-        return await self._store.perform(op, connection)
-
-    async def get(
-        self, effect_id: int, *, connection: AsyncConnection | None = None
-    ) -> SideEffect | None:
-        return await self._store.perform(
-            side_effects_ops.get_side_effect(self._org, effect_id), connection
-        )
-
-    async def webhook_secret(self, *, connection: AsyncConnection | None = None) -> str:
-        return await self._store.perform(side_effects_ops.webhook_secret(self._org), connection)

@@ -1,11 +1,14 @@
-"""The tasks face of the client (sync and async)."""
+# Generated from tasks_async.py by tools/async_to_sync.py; do not edit.
+# Edit tasks_async.py and run: python tools/async_to_sync.py
+"""The tasks face of the client."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
-from charter.db.store import AsyncConnection, AsyncStore, Connection, Store
+from charter.client.tasks_async import AsyncTasks as AsyncTasks
+from charter.db.store import Connection, Store
 from charter.ops import side_effects as side_effects_ops
 from charter.ops.side_effects import EmailSend
 
@@ -15,7 +18,7 @@ class Tasks:
     built-in email process and read its facts."""
 
     def __init__(self, store: Store, org_id: str) -> None:
-        self._store, self._org = store, org_id
+        self._store, self._org = (store, org_id)
 
     def enqueue(
         self,
@@ -43,46 +46,15 @@ class Tasks:
         """Seed 003's email example: the message, its send task and the supervisor's kickoff;
         returns the send's id (``email_status``)."""
         op = side_effects_ops.send_email(
-            self._org, to, subject, body,
-            max_attempts=max_attempts, at=at, recheck_after=recheck_after,
-        )  # fmt: skip
+            self._org,
+            to,
+            subject,
+            body,
+            max_attempts=max_attempts,
+            at=at,
+            recheck_after=recheck_after,
+        )
         return self._store.perform(op, connection)
 
     def email_status(self, send_id: int) -> EmailSend | None:
         return self._store.perform(side_effects_ops.send_email_status(self._org, send_id))
-
-
-class AsyncTasks:
-    def __init__(self, store: AsyncStore, org_id: str) -> None:
-        self._store, self._org = store, org_id
-
-    async def enqueue(
-        self,
-        task_type: str,
-        payload: dict[str, Any],
-        *,
-        at: datetime | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> int:
-        op = side_effects_ops.enqueue_task(self._org, task_type, payload, at)
-        return await self._store.perform(op, connection)
-
-    async def send_email(
-        self,
-        to: str,
-        subject: str,
-        body: str,
-        *,
-        max_attempts: int = 2,
-        at: datetime | None = None,
-        recheck_after: timedelta = timedelta(seconds=5),
-        connection: AsyncConnection | None = None,
-    ) -> int:
-        op = side_effects_ops.send_email(
-            self._org, to, subject, body,
-            max_attempts=max_attempts, at=at, recheck_after=recheck_after,
-        )  # fmt: skip
-        return await self._store.perform(op, connection)
-
-    async def email_status(self, send_id: int) -> EmailSend | None:
-        return await self._store.perform(side_effects_ops.send_email_status(self._org, send_id))

@@ -1,10 +1,13 @@
-"""The test clock face of the client (sync and async)."""
+# Generated from test_clock_async.py by tools/async_to_sync.py; do not edit.
+# Edit test_clock_async.py and run: python tools/async_to_sync.py
+"""The test clock face of the client."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from charter.db.store import AsyncStore, Store
+from charter.client.test_clock_async import AsyncTestClock as AsyncTestClock
+from charter.db.store import Store
 from charter.ops import test_clock as test_clock_ops
 
 
@@ -13,10 +16,10 @@ class TestClock:
     in tests and demos (development mode only): a 72-hour timeout is testable in a second.
     Each org has its own clock: moving this one moves no other org's time."""
 
-    __test__ = False  # not a pytest test class
+    __test__ = False
 
     def __init__(self, store: Store, development: bool, org_id: str) -> None:
-        self._store, self._development, self._org = store, development, org_id
+        self._store, self._development, self._org = (store, development, org_id)
 
     def advance(self, by: timedelta | float) -> datetime:
         """Move the org's now forward by ``by`` (a timedelta or seconds); returns it."""
@@ -24,18 +27,3 @@ class TestClock:
 
     def reset(self) -> datetime:
         return self._store.perform(test_clock_ops.reset_clock(self._org, self._development))
-
-
-class AsyncTestClock:
-    __test__ = False
-
-    def __init__(self, store: AsyncStore, development: bool, org_id: str) -> None:
-        self._store, self._development, self._org = store, development, org_id
-
-    async def advance(self, by: timedelta | float) -> datetime:
-        return await self._store.perform(
-            test_clock_ops.advance_clock(self._org, by, self._development)
-        )
-
-    async def reset(self) -> datetime:
-        return await self._store.perform(test_clock_ops.reset_clock(self._org, self._development))
