@@ -76,6 +76,7 @@ def _waiting_request(acme: Any) -> Any:
 def test_every_page_link_form_and_redirect_stays_under_the_prefix(ops_site, keys, acme, engine):
     site, _ = ops_site
     doc = _waiting_request(acme)
+    paused = _waiting_request(acme)  # an instance to pause and resume
     acme.side_effects.webhook("http://127.0.0.1:9/x", {}, max_attempts=1)
     deadline = time.monotonic() + 20
     while not acme.dead_letters.list():
@@ -131,8 +132,8 @@ def test_every_page_link_form_and_redirect_stays_under_the_prefix(ops_site, keys
     run_id = doc.workflow.run_id
     posts = [
         ("/dead-letters", {"action": "retry", "id": str(letter.id)}, "/dead-letters"),
-        (f"/documents/{doc.id}", {"action": "pause"}, f"/documents/{doc.id}"),
-        (f"/documents/{doc.id}", {"action": "resume"}, f"/documents/{doc.id}"),
+        (f"/documents/{paused.id}", {"action": "pause"}, f"/documents/{paused.id}"),
+        (f"/documents/{paused.id}", {"action": "resume"}, f"/documents/{paused.id}"),
         (f"/runs/{run_id}", {"action": "none"}, f"/runs/{run_id}"),
         (f"/stuck/{run_id}", {"action": "none"}, "/"),
     ]
