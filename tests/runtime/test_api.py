@@ -439,3 +439,29 @@ def test_an_operator_pauses_resumes_cancels_and_restarts_a_documents_workflow(ap
     ]
     spec = api.get("/openapi.json").json()["paths"]["/api/documents/{document_id}/pause"]
     assert spec["post"]["requestBody"]["required"] is False
+
+
+def test_the_openapi_schemas_are_the_models_the_server_validates_with(api, keys):
+    """One schema: what /openapi.json says a body takes is what the server accepts."""
+    spec = api.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    decide = spec["paths"]["/api/approvals/{request_id}/decision"]["post"]
+    ref = decide["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = schemas[ref.rsplit("/", 1)[1]]
+    assert set(body["required"]) == {"decision", "version"}
+    decision = body["properties"]["decision"]
+    enum = schemas[decision["$ref"].rsplit("/", 1)[1]]["enum"] if "$ref" in decision else None
+    assert enum == ["approved", "rejected", "abstained"]
+    # Answers are described too, and refusals name their shape.
+    created = spec["paths"]["/api/documents"]["post"]["responses"]
+    assert created["201"]["content"]["application/json"]["schema"]["$ref"].endswith("/Document")
+    assert created["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+    clerk = _as(keys["clerk"])
+    for bad, named in (({"decision": "maybe", "version": 1}, "'decision'"),
+                       ({"decision": "approved", "version": "1"}, "'version'"),
+                       ({"decision": "approved"}, "'version'"),
+                       ({"decision": "approved", "version": True}, "'version'")):  # fmt: skip
+        answer = api.post("/api/approvals/x/decision", headers=clerk, json=bad)
+        assert answer.status_code == 422, bad
+        error = answer.json()["error"]
+        assert error["code"] == "REQUEST_INVALID" and named in error["message"], (bad, error)

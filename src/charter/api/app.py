@@ -1,5 +1,7 @@
-"""The ASGI application: the JSON API under /api, /metrics, /openapi.json, and the
-dashboard (:mod:`charter.api.dashboard`) at /. One AsyncClient
+"""The ASGI application: the JSON API under /api (:mod:`charter.api.routes`, one module per
+resource), /metrics, /openapi.json (generated from the routes' pydantic models), and the
+dashboard (:mod:`charter.api.dashboard`) at /. Mount it under any prefix: the dashboard's
+links and redirects are built from route names. One AsyncClient
 (one pool, on the server's database role — charter_app in production) serves every org;
 each request acts for its key's org as its key's actor. On the embedded default the role
 is ``charter_serve``, a login member of charter_app that charter makes and owns."""
@@ -22,25 +24,25 @@ from starlette.routing import Route
 
 from charter import settings
 from charter.api import routes
-from charter.api.auth import Unauthenticated, principal
+from charter.api.auth import principal
 from charter.api.dashboard import Sessions, dashboard_routes
-from charter.api.http_errors import charter_error_response, error_response
+from charter.api.http_errors import error_of, error_response
 from charter.api.limits import EXCEPTION_HANDLERS, Limits
 from charter.api.metrics import metrics_text
 from charter.api.openapi import openapi
 from charter.client.client import AsyncClient
 from charter.db import connection, embedded
-from charter.errors import CharterError
 
 
 async def _metrics(request: Request) -> Response:
     try:
         who = await principal(request)
         body = await metrics_text(who)
-    except Unauthenticated as exc:
-        return error_response(401, "UNAUTHENTICATED", exc.message)
-    except CharterError as exc:
-        return charter_error_response(exc)
+    except Exception as exc:
+        answer = error_of(exc)
+        if answer is None:
+            raise
+        return error_response(*answer)
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from charter.api.http_errors import Unauthenticated
 from charter.client.client import AsyncClient
 from charter.errors import PermissionDeniedError
 from charter.ops.api_keys import authenticate_api_key
@@ -30,12 +31,6 @@ class Principal:
                 f"The key of {self.actor!r} may not {what}: that needs a service account's key "
                 "(charter keys create ORG service:NAME) or a user with the directory role admin."
             )
-
-
-class Unauthenticated(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 async def principal_from_key(client: AsyncClient, key: str) -> Principal:

@@ -1,6 +1,9 @@
 """charter's errors as HTTP answers: JSON ``{"error": {"code", "message"}}`` with the status
 a client can act on — 404 for what the org does not have (another org's ids included),
-409 for a version or state conflict, 422 for invalid input, 403 for what policy refuses."""
+409 for a version or state conflict, 422 for invalid input, 403 for what policy refuses.
+
+:func:`error_of` is the one mapping: the JSON API answers with it and the dashboard shows
+its status and message on the error page."""
 
 from __future__ import annotations
 
@@ -52,6 +55,35 @@ def status_of(exc: e.CharterError) -> int:
     if isinstance(exc, e.DatabaseUnreachableError | e.DatabaseConnectionLostError):
         return 503
     return 400
+
+
+class Unauthenticated(Exception):
+    """No key, or an unknown or revoked one (401 UNAUTHENTICATED)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RequestInvalid(Exception):
+    """A request charter cannot read: no JSON, nested too deep, a field missing or of the
+    wrong type (422 REQUEST_INVALID)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def error_of(exc: Exception) -> tuple[int, str, str] | None:
+    """The status, code and message ``exc`` is answered with; None for an exception that is
+    no refusal of the request (a bug: it propagates)."""
+    if isinstance(exc, e.CharterError):
+        return status_of(exc), exc.code, exc.message
+    if isinstance(exc, Unauthenticated):
+        return 401, "UNAUTHENTICATED", exc.message
+    if isinstance(exc, RequestInvalid):
+        return 422, "REQUEST_INVALID", exc.message
+    return None
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:

@@ -350,6 +350,9 @@ SELECT charter.decide_approval(%(org_id)s, %(request_id)s, %(decision)s, %(actor
 -- name: approval_inbox
 SELECT charter.approval_inbox(%(org_id)s, %(user)s);
 
+-- name: approval_inbox_shown
+SELECT charter.approval_inbox_shown(%(org_id)s, %(user)s);
+
 -- name: get_approval
 SELECT charter.get_approval(%(org_id)s, %(request_id)s, %(part)s);
 
