@@ -215,6 +215,12 @@ async def _clean_up(
     )
 
 
+class _Server(ThreadingHTTPServer):
+    # The workers send many statements at once: the default listen backlog of 5 would
+    # refuse some and leave them to a retry.
+    request_queue_size = 128
+
+
 class _Receiver:
     """An HTTP receiver on 127.0.0.1 that accepts every webhook and counts them."""
 
@@ -233,7 +239,7 @@ class _Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
