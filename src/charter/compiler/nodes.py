@@ -16,6 +16,7 @@ from typing import Any
 from charter.errors import ContractError, ExpressionError
 from charter.expr.compile import Schema, compile_expression
 from charter.payloads import shown
+from charter.vocabulary import NotificationChannel
 
 # \Z, not $: "$" also matches before a trailing newline.
 DURATION = re.compile(r"\AP(?!\Z)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?\Z")
@@ -280,7 +281,7 @@ def _webhook_out(c: _Config) -> dict[str, Any]:
 
 def _notification(c: _Config) -> dict[str, Any]:
     c.only("channel", "to", "subject", "body")
-    channel = c.choice("channel", ("email", "sms", "in_app"), "email")
+    channel = c.choice("channel", tuple(NotificationChannel), NotificationChannel.EMAIL)
     out = {
         "channel": channel,
         "to": c.template("to", c.config.get("to")),
