@@ -10,7 +10,6 @@ recognisable. SMTP 4xx, refused connections and timeouts are retried; 5xx are fi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
@@ -19,6 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiosmtplib
 
+from charter import settings
 from charter.errors import ConfigurationError
 from charter.worker.channels import Outcome, delivered, refused
 
@@ -66,7 +66,8 @@ class SmtpSettings:
 
     @classmethod
     def from_env(cls) -> SmtpSettings | None:
-        url = os.environ.get(ENV, "").strip()
+        """From ``CHARTER_SMTP_URL``; None when it is not set."""
+        url = settings.smtp_url()
         return cls.from_url(url) if url else None
 
 

@@ -13,13 +13,13 @@ subclass of :class:`SmsProvider` with ``from_url`` and ``send``.
 from __future__ import annotations
 
 import importlib
-import os
 from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
+from charter import settings
 from charter.errors import ConfigurationError
 from charter.worker.channels import EVIDENCE_LIMIT, Outcome, delivered, refused
 from charter.worker.channels.webhook import retry_after
@@ -102,10 +102,15 @@ class TwilioSms(SmsProvider):
 
 
 def sms_provider_from_env() -> SmsProvider | None:
-    url = os.environ.get(ENV, "").strip()
+    """From ``CHARTER_SMS_URL`` and ``CHARTER_SMS_PROVIDER``; None without the URL."""
+    return sms_provider_for(settings.sms_url(), settings.sms_provider())
+
+
+def sms_provider_for(url: str | None, name: str = "twilio") -> SmsProvider | None:
+    """The provider ``name`` (``twilio`` or ``package.module:Class``) sending through
+    ``url``; None without a URL."""
     if not url:
         return None
-    name = os.environ.get(PROVIDER_ENV, "").strip() or "twilio"
     if name == "twilio":
         return TwilioSms.from_url(url)
     module_name, _, class_name = name.partition(":")
