@@ -264,7 +264,8 @@ class MigrationKind(StrEnum):
 class NodeType(StrEnum):
     """A compiled workflow node's ``type``, recorded in ``step_executions.node_type``
     (no CHECK: the compiler refuses others). A definition may write every type but
-    ``slot_entry``, which the compiler places; a test compares with ``dsl.slots.NodeType``."""
+    ``slot_entry`` and ``slot_exit``, which the compiler places; a test compares with
+    ``dsl.slots.NodeType``."""
 
     START = "start"
     END = "end"
@@ -282,7 +283,8 @@ class NodeType(StrEnum):
     NOTIFICATION = "notification"
     SCRIPT = "script"
     RULE = "rule"
-    SLOT_ENTRY = "slot_entry"
+    SLOT_ENTRY = "slot_entry"  # where a slot's body begins and ends: placed by the compiler
+    SLOT_EXIT = "slot_exit"
 
 
 RESERVED_NODE_TYPES = frozenset(
@@ -293,6 +295,7 @@ RESERVED_NODE_TYPES = frozenset(
         NodeType.POLICY_GATE,
         NodeType.LIFECYCLE_STATE,
         NodeType.SLOT_ENTRY,
+        NodeType.SLOT_EXIT,
     }
 )
 """The node types an org's slot may not use: the envelope's and the compiler's own."""

@@ -112,7 +112,7 @@ def test_every_enum_in_vocabulary_is_checked():
 
 def test_the_definition_language_takes_every_node_type_but_the_compilers_own():
     written = set(typing.get_args(slots.NodeType))
-    assert written == {member.value for member in NodeType} - {NodeType.SLOT_ENTRY}
+    assert written == {member.value for member in NodeType} - {"slot_entry", "slot_exit"}
     assert set(slots.USER_NODE_TYPES) == {
         member.value for member in NodeType if member not in vocabulary.RESERVED_NODE_TYPES
     }
