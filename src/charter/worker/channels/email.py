@@ -1,4 +1,5 @@
-"""Email over SMTP with aiosmtplib, configured by ``CHARTER_SMTP_URL``::
+"""Email over SMTP with aiosmtplib, configured by ``WorkerSettings.smtp_url``
+(``CHARTER_SMTP_URL`` by default)::
 
     smtp://[user[:password]@]host[:port][?from=ADDRESS&starttls=auto|require|off&timeout=SECONDS]
     smtps://…   (TLS from the first byte, port 465 by default)
@@ -18,7 +19,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiosmtplib
 
-from charter import settings
 from charter.errors import ConfigurationError
 from charter.worker.channels import Outcome, delivered, refused
 
@@ -63,12 +63,6 @@ class SmtpSettings:
             starttls=starttls,  # type: ignore[arg-type]  # checked above
             timeout=timeout,
         )
-
-    @classmethod
-    def from_env(cls) -> SmtpSettings | None:
-        """From ``CHARTER_SMTP_URL``; None when it is not set."""
-        url = settings.smtp_url()
-        return cls.from_url(url) if url else None
 
 
 class EmailSender:

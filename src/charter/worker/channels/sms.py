@@ -1,5 +1,6 @@
-"""SMS through a provider's HTTP API, configured by ``CHARTER_SMS_URL`` (and
-``CHARTER_SMS_PROVIDER``, ``twilio`` by default, or ``package.module:Class`` for your own).
+"""SMS through a provider's HTTP API, configured by ``WorkerSettings.sms_url`` and
+``sms_provider`` (by default ``CHARTER_SMS_URL`` and ``CHARTER_SMS_PROVIDER``: ``twilio``, or
+``package.module:Class`` for your own).
 
 The built-in provider speaks Twilio's Messages API shape::
 
@@ -19,7 +20,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
-from charter import settings
 from charter.errors import ConfigurationError
 from charter.worker.channels import EVIDENCE_LIMIT, Outcome, delivered, refused
 from charter.worker.channels.webhook import retry_after
@@ -99,11 +99,6 @@ class TwilioSms(SmsProvider):
 
     async def close(self) -> None:
         await self._client.aclose()
-
-
-def sms_provider_from_env() -> SmsProvider | None:
-    """From ``CHARTER_SMS_URL`` and ``CHARTER_SMS_PROVIDER``; None without the URL."""
-    return sms_provider_for(settings.sms_url(), settings.sms_provider())
 
 
 def sms_provider_for(url: str | None, name: str = "twilio") -> SmsProvider | None:
