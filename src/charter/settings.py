@@ -114,7 +114,7 @@ def database_url() -> str | None:
 def connect_timeout_text() -> str:
     """``CHARTER_CONNECT_TIMEOUT`` as written; :func:`charter.db.connection.connect_timeout`
     checks it (its message explains libpq's minimum)."""
-    return env_text("CHARTER_CONNECT_TIMEOUT")
+    return os.environ.get("CHARTER_CONNECT_TIMEOUT", "")
 
 
 def libpq_default(name: str) -> str | None:
@@ -130,7 +130,7 @@ def data_dir() -> str | None:
 
 def embedded_port_text() -> str:
     """``CHARTER_EMBEDDED_PORT`` as written (checked by ``charter.db.embedded``)."""
-    return env_text("CHARTER_EMBEDDED_PORT")
+    return os.environ.get("CHARTER_EMBEDDED_PORT", "")
 
 
 def worker_orgs() -> tuple[str, ...]:

@@ -102,10 +102,10 @@ def how_to_use_embedded(target: DatabaseTarget, command: str | None = None) -> s
 def connect_timeout() -> int:
     """Seconds to wait for a connection: ``CHARTER_CONNECT_TIMEOUT``, else 5."""
     raw = settings.connect_timeout_text()
-    if not raw:
+    if not raw.strip():
         return DEFAULT_CONNECT_TIMEOUT_S
     try:
-        seconds = int(raw)
+        seconds = int(raw.strip())
     except ValueError:
         seconds = 0
     if seconds < _MIN_CONNECT_TIMEOUT_S:
