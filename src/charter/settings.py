@@ -1,14 +1,34 @@
 """Settings read from ``CHARTER_…`` environment variables, each with its default.
 
-Every option of the ``charter`` command has a variable (the CLI shows it in ``--help``);
-the settings below are read where no option exists, e.g. by ``Client()`` in an app.
+This module is the only one that reads the process environment (a test fails on an
+``os.environ`` elsewhere in ``src/charter``). Every option of the ``charter`` command has
+a variable (the CLI shows it in ``--help``, through :func:`env_raw`); the settings below
+are read where no option exists, e.g. by ``Client()`` in an app, or give the default of a
+field a caller may set instead (``WorkerSettings.smtp_url``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from charter.errors import ConfigurationError
+
+
+def env_raw(name: str) -> str | None:
+    """The variable as set (None when unset): the CLI's options take their defaults from it."""
+    return os.environ.get(name)
+
+
+def env_text(name: str) -> str:
+    """The variable without surrounding blanks; empty when unset."""
+    return os.environ.get(name, "").strip()
+
+
+def environment() -> Mapping[str, str]:
+    """The whole environment, for rules that weigh several variables together
+    (:func:`charter.db.mode.detect_mode`)."""
+    return dict(os.environ)
 
 
 def env_int(name: str, default: int, *, minimum: int = 1) -> int:
@@ -84,3 +104,78 @@ def max_document_bytes() -> int:
     database enforces its own limit for every caller (``charter.max_document_bytes``, a
     contract's ``maxDocumentBytes``); raise both together."""
     return env_int("CHARTER_MAX_DOCUMENT_BYTES", 1024 * 1024)
+
+
+def database_url() -> str | None:
+    """The database charter uses instead of its embedded server (``CHARTER_DATABASE_URL``)."""
+    return os.environ.get("CHARTER_DATABASE_URL") or None
+
+
+def connect_timeout_text() -> str:
+    """``CHARTER_CONNECT_TIMEOUT`` as written; :func:`charter.db.connection.connect_timeout`
+    checks it (its message explains libpq's minimum)."""
+    return os.environ.get("CHARTER_CONNECT_TIMEOUT", "")
+
+
+def libpq_default(name: str) -> str | None:
+    """A libpq variable (``PGHOST``, ``PGPORT``, ``PGHOSTADDR``) psycopg also honours; read
+    to name the address a failed connection tried."""
+    return os.environ.get(name) or None
+
+
+def data_dir() -> str | None:
+    """Where the embedded PostgreSQL keeps its data (``CHARTER_DATA_DIR``)."""
+    return os.environ.get("CHARTER_DATA_DIR") or None
+
+
+def embedded_port_text() -> str:
+    """``CHARTER_EMBEDDED_PORT`` as written (checked by ``charter.db.embedded``)."""
+    return os.environ.get("CHARTER_EMBEDDED_PORT", "")
+
+
+def worker_orgs() -> tuple[str, ...]:
+    """The orgs ``charter worker`` serves when ``--org`` is not given
+    (``CHARTER_WORKER_ORGS``, comma-separated; all when unset)."""
+    return tuple(
+        org for org in (o.strip() for o in env_text("CHARTER_WORKER_ORGS").split(",")) if org
+    )
+
+
+def smtp_url() -> str | None:
+    """Where a worker sends email (``CHARTER_SMTP_URL``); without it, it sends none."""
+    return env_text("CHARTER_SMTP_URL") or None
+
+
+def sms_url() -> str | None:
+    """Where a worker sends SMS (``CHARTER_SMS_URL``); without it, it sends none."""
+    return env_text("CHARTER_SMS_URL") or None
+
+
+def sms_provider() -> str:
+    """The SMS provider's class (``CHARTER_SMS_PROVIDER``: ``package.module:Class``, default
+    ``twilio``)."""
+    return env_text("CHARTER_SMS_PROVIDER") or "twilio"
+
+
+def webhook_allow() -> str:
+    """The networks webhooks may reach although private (``CHARTER_WEBHOOK_ALLOW``,
+    comma-separated CIDRs; none by default)."""
+    return env_text("CHARTER_WEBHOOK_ALLOW")
+
+
+def session_secret() -> str | None:
+    """The key that signs the dashboard's session cookie (``CHARTER_SESSION_SECRET``; a
+    random one per process when unset)."""
+    return os.environ.get("CHARTER_SESSION_SECRET") or None
+
+
+def secure_cookies() -> bool:
+    """Whether the dashboard's cookies are marked Secure (``CHARTER_SECURE_COOKIES`` set to
+    1, true, yes or on)."""
+    return env_text("CHARTER_SECURE_COOKIES").lower() in ("1", "true", "yes", "on")
+
+
+def terminal_columns() -> int | None:
+    """``$COLUMNS`` when it is a positive whole number: the width the CLI's tables take."""
+    raw = env_text("COLUMNS")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None

@@ -9,7 +9,6 @@ is ``charter_serve``, a login member of charter_app that charter makes and owns.
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -75,14 +74,9 @@ def create_app(
     ``REQUEST_TOO_LARGE`` without being read whole."""
     if max_body_bytes is None:
         max_body_bytes = settings.max_body_bytes()
-    secret = session_secret or os.environ.get("CHARTER_SESSION_SECRET") or secrets.token_hex(32)
+    secret = session_secret or settings.session_secret() or secrets.token_hex(32)
     if secure_cookies is None:
-        secure_cookies = os.environ.get("CHARTER_SECURE_COOKIES", "").strip().lower() in (
-            "1",
-            "true",
-            "yes",
-            "on",
-        )
+        secure_cookies = settings.secure_cookies()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:

@@ -4,13 +4,12 @@ converted ("3" is no version). Unknown fields are ignored; null is as if left ou
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from charter.errors import ArgumentError
-from charter.vocabulary import RunStatus
+from charter.vocabulary import ApprovalDecision, RunStatus
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # PostgreSQL's integer
 BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1  # and its bigint
@@ -36,12 +35,7 @@ class Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
 
-class Decision(StrEnum):
-    """An approver's decision (``approval_decisions.decision``)."""
-
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    ABSTAINED = "abstained"
+Decision = ApprovalDecision  # an approver's decision (``approval_decisions.decision``)
 
 
 # -- request bodies --------------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from charter import settings
 from charter.db import connection
 from charter.errors import ArgumentError, CharterError, ConfigurationError
 
@@ -27,8 +27,7 @@ def size_tables(wide: bool) -> None:
     """Tables take the terminal's width, or $COLUMNS; with ``--wide``, or when the output
     is not a terminal and $COLUMNS is not set (a pipe, a file), every cell is shown whole
     instead of being cut to 80 columns."""
-    columns = os.environ.get("COLUMNS", "")
-    whole = wide or (not out.is_terminal and not (columns.isdigit() and int(columns) > 0))
+    whole = wide or (not out.is_terminal and settings.terminal_columns() is None)
     out.width = _UNBOUNDED if whole else None  # type: ignore[assignment]  # None: measure again
 
 

@@ -29,6 +29,7 @@ from charter.expr import compile_expression, evaluate
 from charter.library.templates import TEMPLATES
 from charter.ops.envelopes import publish_envelope
 from charter.payloads import json_text
+from charter.vocabulary import DecisionVerb
 
 
 def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,7 +68,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     inbox.set_defaults(handler=approvals_inbox_command)
     decide = steps.add_parser("decide", help="approve, reject or abstain on the pinned version")
     decide.add_argument("request_id", metavar="REQUEST_ID")
-    decide.add_argument("decision", choices=["approve", "reject", "abstain"])
+    decide.add_argument("decision", choices=[verb.value for verb in DecisionVerb])
     option(decide, "--actor", required=True, help="who decides (a user of the org's directory)")
     option(decide, "--version", type=int, required=True,
            help="the document version you looked at (the request's pinned version)")  # fmt: skip
@@ -279,7 +280,7 @@ def approvals_decide_command(
     comment: str | None,
     org: str,
 ) -> int:
-    word = {"approve": "approved", "reject": "rejected", "abstain": "abstained"}[decision]
+    word = DecisionVerb(decision).decision.value
     with Client(database_url, migrate=False, org_id=org) as client:
         result = client.approvals.decide(
             request_id, word, actor=actor, entity_version=version, comment=comment

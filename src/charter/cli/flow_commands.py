@@ -22,6 +22,7 @@ from charter.errors import ArgumentError, FlowNotFoundError
 from charter.ops import compiled_artifacts as artifacts
 from charter.ops import flows as flows_ops
 from charter.ops.flows import deploy_flow, flow_sql
+from charter.settings import worker_orgs
 from charter.worker.loader import load_flows
 from charter.worker.runner import Worker, WorkerSettings, served_orgs
 from charter.worker.startup import check_published, prepare_flows
@@ -127,8 +128,7 @@ def worker_command(
     orgs: list[str] | None = None,
 ) -> int:
     if orgs is None:
-        orgs = [org.strip() for org in os.environ.get("CHARTER_WORKER_ORGS", "").split(",")]
-        orgs = [org for org in orgs if org]
+        orgs = list(worker_orgs())
     served_orgs(orgs)  # a bad org id is refused before anything starts
     loaded = load_flows(flows, allow_actions_only=True) if flows else []
     resolved = target(database_url)

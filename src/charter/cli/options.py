@@ -7,9 +7,10 @@ deployment can configure every command through its environment. ``--help`` names
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import Any
+
+from charter import settings
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -33,7 +34,7 @@ def option(
     name), when set, replaces ``default``. The variable's value is converted and checked
     only when the command that has the option runs, so a bad value breaks only that one."""
     name = env or env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
-    raw = os.environ.get(name)
+    raw = settings.env_raw(name)
     if choices is not None:
         type = _one_of(choices, type)
         help += f" ({', '.join(choices)})"
@@ -57,10 +58,10 @@ def flag(
     name = (
         env if env is not None else env_name(flags[-1] if flags[-1].startswith("--") else flags[0])
     )
-    raw = (os.environ.get(name) or "").strip().lower() if name else ""
+    raw = (settings.env_raw(name) or "").strip().lower() if name else ""
     if raw not in _TRUE | _FALSE:
         raw = ""  # a typo must not switch anything on; the command warns below
-        _ignored.append(f"{name}={os.environ.get(name)!r} is not a switch value (use 1 or 0)")
+        _ignored.append(f"{name}={settings.env_raw(name)!r} is not a switch value (use 1 or 0)")
     suffix = f" (${name})" if name else ""
     parser.add_argument(*flags, action="store_true", default=raw in _TRUE, help=help + suffix)
 

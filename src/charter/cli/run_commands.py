@@ -34,6 +34,7 @@ from charter.errors import (
 )
 from charter.ops import runs as ops
 from charter.ops.workers import DEAD_WORKER_SECONDS
+from charter.vocabulary import RunStatus
 from charter.worker.loader import load_flows
 
 
@@ -69,7 +70,7 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     actions = runs.add_subparsers(title="runs commands", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="runs, newest first")
     option(listing, "--flow", env="CHARTER_RUNS_FLOW", help="only runs of this flow (slug)")
-    option(listing, "--status", choices=["running", "completed", "failed", "cancelled"],
+    option(listing, "--status", choices=[status.value for status in RunStatus],
            env="CHARTER_RUNS_STATUS", help="only runs with this status")  # fmt: skip
     option(
         listing,

@@ -32,6 +32,7 @@ from charter.dsl.slots import USER_NODE_TYPES, OrgWorkflowDefinition, SlotGraphP
 from charter.errors import ContractError, ExpressionError, FlowDefinitionError
 from charter.expr.compile import Schema, compile_expression
 from charter.payloads import MAX_DEPTH, nesting_depth
+from charter.vocabulary import NodeType
 
 LOCAL_ID = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 
@@ -261,22 +262,46 @@ def _apply_patch(
     edges: dict[str, dict[str, Any]],
     slot_map: dict[str, str],
 ) -> str:
-    slot_id = slot["slotId"]
-    prefix = f"usr:{slot_id}:"
+    """Merges one slot's patch into the graph (steps 1 to 3 of the module's algorithm) and
+    returns the slot's edit window."""
+    window = _edit_window(slot, patch)
+    own = _add_slot_nodes(slot["slotId"], patch, schema, nodes, slot_map)
+    patch_edges = _slot_edges(slot["slotId"], patch, schema, own, edges)
+    starts, ends = _slot_starts_and_ends(slot["slotId"], patch, own)
+    _attach_slot(slot, patch, nodes, edges, slot_map, patch_edges, (starts, ends))
+    return window
+
+
+def _edit_window(slot: dict[str, Any], patch: SlotGraphPatch) -> str:
+    """The slot's default edit window, or the patch's override if it is stricter."""
     window = slot["defaultEditWindow"]
-    if patch.edit_window_override is not None:
-        if STRICTNESS[patch.edit_window_override] < STRICTNESS[window]:
-            raise ContractError(
-                f"Slot {slot_id}: editWindowOverride {patch.edit_window_override} is looser "
-                f"than the slot's {window}; an override may only be stricter (editable < "
-                "amend_only < locked).",
-                code="SLOT_EDIT_WINDOW_LOOSER",
-            )
-        window = patch.edit_window_override
+    override = patch.edit_window_override
+    if override is None:
+        return str(window)
+    if STRICTNESS[override] < STRICTNESS[window]:
+        raise ContractError(
+            f"Slot {slot['slotId']}: editWindowOverride {override} is looser than the "
+            f"slot's {window}; an override may only be stricter (editable < amend_only < "
+            "locked).",
+            code="SLOT_EDIT_WINDOW_LOOSER",
+        )
+    return str(override)
+
+
+def _add_slot_nodes(
+    slot_id: str,
+    patch: SlotGraphPatch,
+    schema: Schema,
+    nodes: dict[str, dict[str, Any]],
+    slot_map: dict[str, str],
+) -> set[str]:
+    """Checks the patch's nodes against the slot's scope (WF-06), compiles each into
+    ``nodes`` and returns their ids."""
     if not patch.nodes:
         raise ContractError(
             f"Slot {slot_id}: a patch needs at least one node.", code="SLOT_PATCH_EMPTY"
         )
+    prefix = f"usr:{slot_id}:"
     own: set[str] = set()
     for node in patch.nodes:
         local = node.id.removeprefix(prefix)
@@ -303,8 +328,17 @@ def _apply_patch(
             "config": compile_node_config(node.id, node.type, node.config, schema),
         }
         slot_map[node.id] = slot_id
-    incoming: dict[str, int] = dict.fromkeys(own, 0)
-    outgoing: dict[str, int] = dict.fromkeys(own, 0)
+    return own
+
+
+def _slot_edges(
+    slot_id: str,
+    patch: SlotGraphPatch,
+    schema: Schema,
+    own: set[str],
+    edges: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The patch's edges, compiled: each stays inside the slot and has an id of its own."""
     patch_edges: list[dict[str, Any]] = []
     for edge in patch.edges:
         for end in (edge.source_node_id, edge.target_node_id):
@@ -325,15 +359,6 @@ def _apply_patch(
                 f"Slot {slot_id}: edge id {edge.id} is reserved or used twice.",
                 code="SLOT_EDGE_ID_INVALID",
             )
-        condition = None
-        if edge.condition is not None:
-            try:
-                condition = compile_expression(edge.condition, schema, boolean=True)
-            except ExpressionError as exc:
-                raise ContractError(
-                    f"Slot {slot_id}: edge {edge.id}: condition: {exc.message}",
-                    code="SLOT_EDGE_CONDITION_INVALID",
-                ) from exc
         patch_edges.append(
             _edge(
                 edge.source_node_id,
@@ -341,10 +366,35 @@ def _apply_patch(
                 slot_id,
                 label=edge.label,
                 priority=edge.priority,
-                condition=condition,
+                condition=_edge_condition(slot_id, edge.id, edge.condition, schema),
                 edge_id_=edge.id,
             )
         )
+    return patch_edges
+
+
+def _edge_condition(
+    slot_id: str, edge: str, condition: str | None, schema: Schema
+) -> dict[str, Any] | None:
+    if condition is None:
+        return None
+    try:
+        return compile_expression(condition, schema, boolean=True)
+    except ExpressionError as exc:
+        raise ContractError(
+            f"Slot {slot_id}: edge {edge}: condition: {exc.message}",
+            code="SLOT_EDGE_CONDITION_INVALID",
+        ) from exc
+
+
+def _slot_starts_and_ends(
+    slot_id: str, patch: SlotGraphPatch, own: set[str]
+) -> tuple[list[str], list[str]]:
+    """The slot's first nodes (nothing leads in) and last nodes (nothing leads out), as
+    many as its entry and exit modes allow."""
+    incoming: dict[str, int] = dict.fromkeys(own, 0)
+    outgoing: dict[str, int] = dict.fromkeys(own, 0)
+    for edge in patch.edges:
         outgoing[edge.source_node_id] += 1
         incoming[edge.target_node_id] += 1
     starts = sorted(n for n in own if incoming[n] == 0)
@@ -367,7 +417,21 @@ def _apply_patch(
             f"{', '.join(ends)}; join them or use exitEdgeMode join.",
             code="SLOT_EXIT_INVALID",
         )
+    return starts, ends
 
+
+def _attach_slot(
+    slot: dict[str, Any],
+    patch: SlotGraphPatch,
+    nodes: dict[str, dict[str, Any]],
+    edges: dict[str, dict[str, Any]],
+    slot_map: dict[str, str],
+    patch_edges: list[dict[str, Any]],
+    starts_and_ends: tuple[list[str], list[str]],
+) -> None:
+    """Replaces the envelope's edge ``entry -> exit`` with ``entry -> in -> <starts>``, the
+    patch's edges and ``<ends> -> out -> exit`` (steps 2 and 3)."""
+    slot_id = slot["slotId"]
     entry, exit_ = slot["entryNodeId"], slot["exitNodeId"]
     replaced = edges.pop(edge_id(entry, exit_), None)
     if replaced is None:
@@ -380,15 +444,16 @@ def _apply_patch(
     attach_in, attach_out = f"sys:slot:{slot_id}:in", f"sys:slot:{slot_id}:out"
     nodes[attach_in] = {
         "id": attach_in,
-        "type": "slot_entry",
+        "type": NodeType.SLOT_ENTRY.value,
         "config": {"slot": slot_id, "mode": patch.entry_edge_mode},
     }
     nodes[attach_out] = {
         "id": attach_out,
-        "type": "slot_exit",
+        "type": NodeType.SLOT_EXIT.value,
         "config": {"slot": slot_id, "mode": patch.exit_edge_mode},
     }
     slot_map[attach_in] = slot_map[attach_out] = slot_id
+    starts, ends = starts_and_ends
     for attached in [
         _edge(entry, attach_in, slot_id, label=replaced.get("label")),
         *(_edge(attach_in, start, slot_id) for start in starts),
@@ -397,7 +462,6 @@ def _apply_patch(
         _edge(attach_out, exit_, slot_id),
     ]:
         edges[attached["id"]] = attached
-    return str(window)
 
 
 def _mark_loops(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> None:

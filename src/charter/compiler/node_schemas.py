@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from charter.vocabulary import NotificationChannel
+
 Kind = Literal[
     "text", "choice", "expression", "payload", "template", "duration", "headers", "approvers"
 ]
@@ -150,7 +152,9 @@ NODE_TYPES: dict[str, NodeType] = {
         "headers": Setting("headers"),
     }),
     "notification": NodeType({
-        "channel": Setting("choice", options=("email", "sms", "in_app"), default="email"),
+        "channel": Setting(
+            "choice", options=tuple(NotificationChannel), default=NotificationChannel.EMAIL
+        ),
         "to": Setting("template", required=True),
         "subject": Setting("template"),
         "body": Setting("template", required=True),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
-import os
 import socket
 import time
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
+from charter import settings
 from charter.db import embedded
 from charter.errors import (
     ConfigurationError,
@@ -62,7 +62,7 @@ def resolve(
     ``start_embedded`` is False while the embedded server is not running."""
     if database_url:
         return DatabaseTarget(_validated(database_url, source), source)
-    env_url = os.environ.get("CHARTER_DATABASE_URL")
+    env_url = settings.database_url()
     if env_url:
         return DatabaseTarget(_validated(env_url, "CHARTER_DATABASE_URL"), "CHARTER_DATABASE_URL")
     server = embedded.ensure_running() if start_embedded else embedded.status()
@@ -79,7 +79,7 @@ def explicit_target(
     its embedded server."""
     if database_url:
         return DatabaseTarget(database_url, source)
-    env_url = os.environ.get("CHARTER_DATABASE_URL")
+    env_url = settings.database_url()
     if env_url:
         return DatabaseTarget(env_url, "CHARTER_DATABASE_URL")
     return None
@@ -88,7 +88,7 @@ def explicit_target(
 def how_to_use_embedded(target: DatabaseTarget, command: str | None = None) -> str:
     """How to make ``command`` (any charter command if None) use the embedded server instead
     of ``target``, an imperative clause such as "unset CHARTER_DATABASE_URL"."""
-    env_set = bool(os.environ.get("CHARTER_DATABASE_URL"))
+    env_set = settings.database_url() is not None
     parts = [] if target.source == "CHARTER_DATABASE_URL" else [f"leave out {target.source}"]
     if env_set:
         parts.append("unset CHARTER_DATABASE_URL")
@@ -101,7 +101,7 @@ def how_to_use_embedded(target: DatabaseTarget, command: str | None = None) -> s
 
 def connect_timeout() -> int:
     """Seconds to wait for a connection: ``CHARTER_CONNECT_TIMEOUT``, else 5."""
-    raw = os.environ.get("CHARTER_CONNECT_TIMEOUT", "")
+    raw = settings.connect_timeout_text()
     if not raw.strip():
         return DEFAULT_CONNECT_TIMEOUT_S
     try:
@@ -238,7 +238,7 @@ def _attempts(params: dict[str, Any]) -> list[dict[str, Any]]:
     if (
         not host
         or params.get("hostaddr")
-        or os.environ.get("PGHOSTADDR")
+        or settings.libpq_default("PGHOSTADDR")
         or params.get("load_balance_hosts") == "random"
         or params.get("target_session_attrs") == "prefer-standby"
     ):
@@ -260,7 +260,7 @@ def _attempts(params: dict[str, Any]) -> list[dict[str, Any]]:
         try:
             found = socket.getaddrinfo(
                 one_host,
-                one_port or os.environ.get("PGPORT") or "5432",
+                one_port or settings.libpq_default("PGPORT") or "5432",
                 proto=socket.IPPROTO_TCP,
                 type=socket.SOCK_STREAM,
             )
@@ -312,8 +312,10 @@ def _one_line(exc: psycopg.Error) -> str:
 
 
 def _address(attempt: dict[str, Any]) -> str:
-    host = str(attempt.get("hostaddr") or attempt.get("host") or os.environ.get("PGHOST") or "")
-    port = str(attempt.get("port") or os.environ.get("PGPORT") or "5432")
+    host = str(
+        attempt.get("hostaddr") or attempt.get("host") or settings.libpq_default("PGHOST") or ""
+    )
+    port = str(attempt.get("port") or settings.libpq_default("PGPORT") or "5432")
     if not host:
         return f"libpq's default Unix socket (port {port})"
     if host.startswith(("/", "@")):
@@ -328,7 +330,7 @@ def _timeout_message(
     setting = "connect_timeout in the URL" if timeout_from_url else "CHARTER_CONNECT_TIMEOUT"
     slow = f"if it is PostgreSQL and only slow, raise {setting} (now {seconds} s)."
     host = str(attempt.get("hostaddr") or attempt.get("host") or "")
-    port = str(attempt.get("port") or os.environ.get("PGPORT") or "5432")
+    port = str(attempt.get("port") or settings.libpq_default("PGPORT") or "5432")
     accepted: bool | None = None
     if host and not host.startswith(("/", "@")) and "," not in host and port.isdigit():
         # Did the connection itself succeed? Asked again, briefly, to say what went wrong.

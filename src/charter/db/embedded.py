@@ -43,6 +43,8 @@ from charter.errors import (
     EmbeddedPortMismatchError,
     PortInUseError,
 )
+from charter.settings import data_dir as configured_data_dir
+from charter.settings import embedded_port_text
 
 log = logging.getLogger("charter.db")
 
@@ -93,14 +95,14 @@ class EmbeddedServer:
 
 def default_data_dir() -> Path:
     """``CHARTER_DATA_DIR``, else the per-user data directory (``~/.local/share/charter``)."""
-    configured = os.environ.get("CHARTER_DATA_DIR")
+    configured = configured_data_dir()
     if configured:
         return Path(configured).expanduser().resolve()
     return platformdirs.user_data_path("charter") / f"postgres-{bundled_major_version()}"
 
 
 def configured_port() -> int | None:
-    raw = os.environ.get("CHARTER_EMBEDDED_PORT")
+    raw = embedded_port_text()
     if not raw:
         return None
     try:

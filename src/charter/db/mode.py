@@ -10,9 +10,10 @@ production. A remote server is never taken for development by its data directory
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from typing import Literal
 
+from charter import settings
 from charter.db.connection import DatabaseTarget
 from charter.errors import ConfigurationError
 
@@ -30,16 +31,16 @@ KNOWN_LOCAL_SUPABASE_SERVICE_ROLE_KEY = (
 )
 
 
-def is_local_supabase(env: dict[str, str] | None = None) -> bool:
-    env = dict(os.environ) if env is None else env
+def is_local_supabase(env: Mapping[str, str] | None = None) -> bool:
+    env = settings.environment() if env is None else env
     return (
         env.get("SUPABASE_ANON_KEY") == KNOWN_LOCAL_SUPABASE_ANON_KEY
         or env.get("SUPABASE_SERVICE_ROLE_KEY") == KNOWN_LOCAL_SUPABASE_SERVICE_ROLE_KEY
     )
 
 
-def detect_mode(target: DatabaseTarget, env: dict[str, str] | None = None) -> Mode:
-    env = dict(os.environ) if env is None else env
+def detect_mode(target: DatabaseTarget, env: Mapping[str, str] | None = None) -> Mode:
+    env = settings.environment() if env is None else env
     forced = env.get("CHARTER_MODE", "").strip()
     if forced and forced not in ("production", "development"):
         raise ConfigurationError(

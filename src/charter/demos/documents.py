@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import copy
 import logging
-import os
 import re
 import socket
 import threading
@@ -46,8 +45,10 @@ from charter.db.connection import DatabaseTarget
 from charter.db.mode import detect_mode
 from charter.demos.use_cases import USE_CASES
 from charter.ops.documents import Document
-from charter.worker.channels.destinations import ALLOW_VARIABLE
+from charter.vocabulary import InstanceStatus
 from charter.worker.runner import Worker, WorkerSettings
+
+_UNFINISHED = (InstanceStatus.RUNNING, InstanceStatus.PAUSED)
 
 _ENTITY = {"A": "ap_invoice", "B": "sales_order", "D": "shipment", "E": "royalty_period"}
 
@@ -84,10 +85,14 @@ async def _demo(target: DatabaseTarget, console: Console, count: int) -> int:
             f"database: {target.display} ({target.source}); org {org}: use cases "
             f"{', '.join(USE_CASES)} published; {count} documents each"
         )
-        settings = WorkerSettings(poll_interval=0.05, orgs=(org,))  # its own org only
         mail = _MailSink()
         smtp = stack.enter_context(_local_smtp(mail))
-        stack.enter_context(_environment(ALLOW_VARIABLE, "127.0.0.1/32"))  # its receiver
+        settings = WorkerSettings(
+            poll_interval=0.05,
+            orgs=(org,),  # its own org only
+            smtp_url=smtp,
+            webhook_allow="127.0.0.1/32",  # its receiver
+        )
         console.print(f"emails go to a local SMTP server ({smtp}), webhooks to {receiver.url}")
         workers = [Worker([], target, settings, worker_id=f"{org}-{n}") for n in range(2)]
         serving = [asyncio.create_task(w.serve()) for w in workers]
@@ -205,7 +210,7 @@ async def _clean_up(
     cancelled = 0
     for doc_id in every:
         workflow = (await client.documents.get(doc_id)).workflow
-        if workflow is not None and workflow.run_id and workflow.status in ("running", "paused"):
+        if workflow is not None and workflow.run_id and workflow.status in _UNFINISHED:
             await client.cancel(workflow.run_id, actor="system", reason="the documents demo ended")
             cancelled += 1
     console.print(
@@ -249,19 +254,6 @@ class _Receiver:
         self._server.server_close()
 
 
-@contextlib.contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = before
-
-
 class _MailSink:
     """Counts what the local SMTP server received."""
 
@@ -281,8 +273,7 @@ def _local_smtp(sink: _MailSink) -> Iterator[str]:
     controller.start()
     url = f"smtp://127.0.0.1:{port}?from=demo@localhost&starttls=off"
     try:
-        with _environment("CHARTER_SMTP_URL", url):  # read by the workers' side-effects loop
-            yield url
+        yield url
     finally:
         controller.stop()
 

@@ -16,15 +16,14 @@ from charter.errors import ApprovalChainInvalidError, ArgumentError
 from charter.ops.arguments import text_argument
 from charter.ops.run_model import timestamp
 from charter.payloads import json_text
-
-DECISIONS = ("approved", "rejected", "abstained")
+from charter.vocabulary import ApprovalDecision
 
 
 @dataclass(frozen=True)
 class Decision:
     id: int
     actor: str
-    decision: str  # approved | rejected | abstained
+    decision: str  # an ApprovalDecision: approved | rejected | abstained
     entity_version: int
     comment: str | None
     decided_at: datetime
@@ -106,8 +105,10 @@ def decide(
     entity_version: int,
     comment: str | None = None,
 ) -> Operation[dict[str, Any]]:
-    if decision not in DECISIONS:
-        raise ArgumentError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+    if decision not in set(ApprovalDecision):
+        raise ArgumentError(
+            f"decision must be one of {', '.join(ApprovalDecision)}, not {decision!r}"
+        )
     if isinstance(entity_version, bool) or not isinstance(entity_version, int):
         raise ArgumentError(
             f"entity_version must be the version you looked at (a whole number), not "

@@ -15,8 +15,10 @@ from charter.errors import ArgumentError
 from charter.ops.arguments import text_argument, whole_number
 from charter.ops.run_model import timestamp
 from charter.payloads import json_text
+from charter.vocabulary import SideEffectChannel
 
-TASK_TYPES = ("db_function", "email", "sms", "webhook")
+TASK_TYPES = tuple(sorted(set(SideEffectChannel) - {SideEffectChannel.NOTIFICATION}))
+"""The channels a seed 003 task sends on (a notification is an effect only)."""
 
 
 @dataclass(frozen=True)

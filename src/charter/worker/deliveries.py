@@ -9,8 +9,10 @@ webhooks and in-app notifications always, email with ``CHARTER_SMTP_URL``, SMS w
 * a *task* (seed 003: ``db_function``, or a channel task with handlers) is run once by
   :mod:`charter.worker.queue_tasks`; its supervisor decides what happens next.
 
-A notification on a channel that no running worker serving its org can send (email when no
-worker has ``CHARTER_SMTP_URL``) is a dead letter at once, ``CHANNEL_NOT_CONFIGURED``: each
+The settings come from the worker's :class:`~charter.worker.runner.WorkerSettings`
+(``smtp_url``, ``sms_url``, ``sms_provider``, ``webhook_allow``), whose defaults are those
+variables. A notification on a channel that no running worker serving its org can send
+(email when no worker has an SMTP URL) is a dead letter at once, ``CHANNEL_NOT_CONFIGURED``: each
 worker records what it can send when it registers (:func:`channel_types`), and one that
 lacks a channel looks now and then for notifications nobody can send.
 
@@ -23,44 +25,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
 from charter import tracing
 from charter.backoff import Backoff
 from charter.db.store import AsyncStore, Call, first_value, json_rows
+from charter.vocabulary import NotificationChannel, SideEffectChannel, SideEffectKind
 from charter.worker.channels import Outcome, delivered, refused
+from charter.worker.channels.destinations import DestinationPolicy, allowed_networks
 from charter.worker.channels.email import ENV as SMTP_ENV
 from charter.worker.channels.email import EmailSender, SmtpSettings
 from charter.worker.channels.sms import ENV as SMS_ENV
-from charter.worker.channels.sms import SmsProvider, sms_provider_from_env
+from charter.worker.channels.sms import SmsProvider, sms_provider_for
 from charter.worker.channels.webhook import WebhookSender
 from charter.worker.completion import RETRYABLE_DB_ERRORS
 from charter.worker.metrics import METRICS
 from charter.worker.queue_tasks import TaskRunner
 
+if TYPE_CHECKING:
+    from charter.worker.runner import WorkerSettings
+
 log = logging.getLogger("charter.worker")
 
 NOT_CONFIGURED = "CHANNEL_NOT_CONFIGURED"
 # Notifications by the setting that makes a worker able to send them.
-_SENT_WITH = {"notification:email": SMTP_ENV, "notification:sms": SMS_ENV}
+_SENT_WITH = {
+    f"{SideEffectChannel.NOTIFICATION}:{NotificationChannel.EMAIL}": SMTP_ENV,
+    f"{SideEffectChannel.NOTIFICATION}:{NotificationChannel.SMS}": SMS_ENV,
+}
 _UNSENDABLE_EVERY_S = 1.0  # how often a worker that lacks a channel looks for what nobody sends
 
 
-def channel_types(documents: bool = True) -> list[str]:
-    """What a worker with this environment can send, as ``claim_side_effects`` names it:
+def channel_types(settings: WorkerSettings, documents: bool = True) -> list[str]:
+    """What a worker with these settings can send, as ``claim_side_effects`` names it:
     nothing without the documents engine (it delivers no side effects)."""
     if not documents:
         return []
-    types = ["webhook", "db_function", "notification:in_app"]
-    for name, env in _SENT_WITH.items():
-        if os.environ.get(env, "").strip():
-            types += [name, name.removeprefix("notification:")]
-    return sorted(types)
+    return sorted(_claimable(email=bool(settings.smtp_url), sms=bool(settings.sms_url)))
+
+
+def _claimable(*, email: bool, sms: bool) -> list[str]:
+    """Side-effect channels and ``notification:<channel>`` a worker claims."""
+    types: list[str] = [SideEffectChannel.WEBHOOK, SideEffectChannel.DB_FUNCTION]
+    types.append(_notification(NotificationChannel.IN_APP))
+    if email:
+        types += [SideEffectChannel.EMAIL, _notification(NotificationChannel.EMAIL)]
+    if sms:
+        types += [SideEffectChannel.SMS, _notification(NotificationChannel.SMS)]
+    return [str(kind) for kind in types]
+
+
+def _notification(channel: NotificationChannel) -> str:
+    return f"{SideEffectChannel.NOTIFICATION}:{channel}"
 
 
 @dataclass
@@ -72,18 +92,21 @@ class Channels:
     sms: SmsProvider | None = None
 
     @classmethod
-    def from_env(cls) -> Channels:
-        smtp = SmtpSettings.from_env()
-        return cls(email=EmailSender(smtp) if smtp else None, sms=sms_provider_from_env())
+    def from_settings(cls, settings: WorkerSettings) -> Channels:
+        """The senders ``settings`` configure: email with an SMTP URL, SMS with an SMS URL,
+        webhooks to the private networks ``webhook_allow`` opts in."""
+        smtp = SmtpSettings.from_url(settings.smtp_url) if settings.smtp_url else None
+        return cls(
+            webhook=WebhookSender(
+                policy=DestinationPolicy(allowed_networks(settings.webhook_allow))
+            ),
+            email=EmailSender(smtp) if smtp else None,
+            sms=sms_provider_for(settings.sms_url, settings.sms_provider),
+        )
 
     def claimable(self) -> list[str]:
         """What claim_side_effects may hand this worker (notifications by channel)."""
-        types = ["webhook", "db_function", "notification:in_app"]
-        if self.email is not None:
-            types += ["email", "notification:email"]
-        if self.sms is not None:
-            types += ["sms", "notification:sms"]
-        return types
+        return _claimable(email=self.email is not None, sms=self.sms is not None)
 
     def missing(self) -> list[str]:
         """The notification channels this worker cannot send."""
@@ -241,11 +264,14 @@ class SideEffectDelivery:
         METRICS.deliveries.labels(channel, result).inc()
 
     async def _answer_row(self, row: dict[str, Any]) -> str:
-        if row["kind"] == "task":
+        if row["kind"] == SideEffectKind.TASK:
             assert self._tasks is not None
             outcome = await self._tasks.run(row)
             self.tasks_run += 1
-        elif row["effectType"] == "notification" and row["request"].get("channel") == "in_app":
+        elif (
+            row["effectType"] == SideEffectChannel.NOTIFICATION
+            and row["request"].get("channel") == NotificationChannel.IN_APP
+        ):
             result = await self.store.execute(
                 Call(
                     "deliver_in_app",
@@ -282,7 +308,7 @@ class SideEffectDelivery:
         """An effect sent; whatever goes wrong in charter's own code is this row's final
         answer (with what happened), never a row left processing."""
         try:
-            if row["effectType"] == "notification":
+            if row["effectType"] == SideEffectChannel.NOTIFICATION:
                 return await self._notify(row)
             return await self.channels.webhook.send(
                 row["request"],
@@ -299,7 +325,7 @@ class SideEffectDelivery:
         """An email or SMS notification: one message per recipient; those reached on an
         earlier attempt are skipped, and the outcome lists everyone reached so far."""
         request = row["request"]
-        channel = request.get("channel", "email")
+        channel = request.get("channel", NotificationChannel.EMAIL)
         done: list[str] = list(row.get("progress") or [])
         addresses = [r.get("address") for r in request.get("recipients") or []]
         targets = [a for a in addresses if a]
@@ -313,7 +339,7 @@ class SideEffectDelivery:
             if address in done:
                 continue
             key = f"{row['idempotencyKey']}.{index}"
-            if channel == "sms":
+            if channel == NotificationChannel.SMS:
                 assert self.channels.sms is not None
                 outcome = await self.channels.sms.send(address, request.get("body") or "", key=key)
             else:
@@ -355,6 +381,6 @@ class SideEffectDelivery:
 
 
 def _channel(row: dict[str, Any]) -> str:
-    if row["effectType"] == "notification":
-        return str(row["request"].get("channel") or "email")
+    if row["effectType"] == SideEffectChannel.NOTIFICATION:
+        return str(row["request"].get("channel") or NotificationChannel.EMAIL)
     return str(row["effectType"])

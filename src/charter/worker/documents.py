@@ -24,7 +24,7 @@ import logging
 import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
@@ -40,6 +40,9 @@ from charter.worker.completion import RETRYABLE_DB_ERRORS
 from charter.worker.deliveries import Channels, SideEffectDelivery
 from charter.worker.engine_sleep import EngineSleep, Sleeper
 from charter.worker.maintenance import Maintenance
+
+if TYPE_CHECKING:
+    from charter.worker.runner import WorkerSettings
 
 log = logging.getLogger("charter.worker")
 
@@ -69,6 +72,12 @@ class EngineCounts:
         return ", ".join(parts)
 
 
+def _default_settings() -> WorkerSettings:
+    from charter.worker.runner import WorkerSettings  # the runner imports this module
+
+    return WorkerSettings()
+
+
 @dataclass
 class DocumentsEngine:
     store: AsyncStore
@@ -77,6 +86,9 @@ class DocumentsEngine:
     lease_seconds: int = 30
     poll_interval: float = 0.2
     actions: dict[str, ActionHandler] = field(default_factory=dict)
+    # The worker's settings, for the channels its side effects go out on (the environment's
+    # when None).
+    settings: WorkerSettings | None = None
     counts: EngineCounts = field(default_factory=EngineCounts)
     deliveries: SideEffectDelivery | None = None
     maintenance: Maintenance | None = None
@@ -93,7 +105,10 @@ class DocumentsEngine:
     async def run(self, stopping: asyncio.Event) -> None:
         # Side effects go out on their own loop: a slow receiver never holds up the engine.
         self.deliveries = SideEffectDelivery(
-            self.store, self.worker_id, Channels.from_env(), self.lease_seconds
+            self.store,
+            self.worker_id,
+            Channels.from_settings(self.settings or _default_settings()),
+            self.lease_seconds,
         )
         self.maintenance = Maintenance(self.store)
         if self.sleep is None:

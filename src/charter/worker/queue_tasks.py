@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg.types.json import Jsonb
 
 from charter.db.store import AsyncStore, Call, first_value
+from charter.vocabulary import SideEffectChannel
 from charter.worker.channels import Outcome, refused
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class TaskRunner:
         """Runs a claimed task; the outcome is what the task row keeps as its result
         (``retry`` when a function failed with an operational error)."""
         payload: dict[str, Any] = task["request"]
-        if task["effectType"] == "db_function":
+        if task["effectType"] == SideEffectChannel.DB_FUNCTION:
             result = await self.call(task, payload.get("db_function", ""), payload)
             if not result.get("success"):
                 await self._error(task, "db_function", result)
@@ -85,7 +86,7 @@ class TaskRunner:
     async def _send_message(self, task: dict[str, Any], message: dict[str, Any]) -> Outcome:
         key = str(message.get("idempotency_key") or task["idempotencyKey"])
         channel = task["effectType"]
-        if channel == "webhook":
+        if channel == SideEffectChannel.WEBHOOK:
             return await self.channels.webhook.send(
                 message, key=key, secret=task["secret"], effect_id=task["id"],
                 attempt=task["attempt"],
@@ -93,7 +94,7 @@ class TaskRunner:
         to = message.get("to")
         if not isinstance(to, str) or not to:
             return refused(f"the before handler gave no 'to' for the {channel} task", retry=False)
-        if channel == "sms":
+        if channel == SideEffectChannel.SMS:
             assert self.channels.sms is not None  # claimed only when configured
             return await self.channels.sms.send(to, str(message.get("body", "")), key=key)
         assert self.channels.email is not None

@@ -29,12 +29,13 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from charter import settings as environment
 from charter.backoff import Backoff, short
 from charter.compiler.flows import extract_flow_shape
 from charter.db.connection import DatabaseTarget, pool_conninfo
@@ -76,6 +77,16 @@ class WorkerSettings:
     # The orgs this worker serves (all when empty): it claims their tasks, events, action
     # tasks and side effects only, and fires their waits and schedules.
     orgs: tuple[str, ...] = ()
+    # The side effects' channels (charter.worker.deliveries), by default from the
+    # environment when the settings are made: email needs an SMTP URL
+    # (smtp://user:password@host:587?from=…, CHARTER_SMTP_URL), SMS a provider URL
+    # (CHARTER_SMS_URL) and its class (CHARTER_SMS_PROVIDER, twilio or package.module:Class).
+    # Webhooks reach no private address but those webhook_allow opts in (comma-separated
+    # CIDRs, CHARTER_WEBHOOK_ALLOW).
+    smtp_url: str | None = field(default_factory=environment.smtp_url)
+    sms_url: str | None = field(default_factory=environment.sms_url)
+    sms_provider: str = field(default_factory=environment.sms_provider)
+    webhook_allow: str = field(default_factory=environment.webhook_allow)
 
 
 class Worker:
@@ -147,6 +158,7 @@ class Worker:
                 lease_seconds=self.settings.lease_seconds,
                 poll_interval=self.settings.poll_interval,  # NOTIFY wakes it sooner
                 actions=dict(actions or {}),
+                settings=self.settings,
             )
             if documents
             else None
@@ -476,7 +488,7 @@ class Worker:
             },
         )
         # What it can send: a notification no running worker can is a dead letter at once.
-        channels = channel_types(self.documents is not None)
+        channels = channel_types(self.settings, self.documents is not None)
         await self._call("set_worker_channels", {"worker_id": self.id, "channels": channels})
         matched = list(rows[0]["register_worker"])
         self.versions = await self._trusted(matched)

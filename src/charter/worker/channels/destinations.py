@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import socket
 import typing
 import urllib.parse
@@ -25,6 +24,7 @@ from collections.abc import Iterable
 import httpcore
 import httpx
 
+from charter import settings
 from charter.errors import ConfigurationError
 
 DENIED_CODE = "WEBHOOK_DESTINATION_DENIED"
@@ -47,7 +47,7 @@ class DestinationDenied(Exception):
 
 def allowed_networks(raw: str | None = None) -> tuple[Network, ...]:
     """The networks ``CHARTER_WEBHOOK_ALLOW`` opts in (comma-separated CIDRs or addresses)."""
-    text = os.environ.get(ALLOW_VARIABLE, "") if raw is None else raw
+    text = settings.webhook_allow() if raw is None else raw
     networks: list[Network] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:

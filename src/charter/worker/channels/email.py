@@ -1,4 +1,5 @@
-"""Email over SMTP with aiosmtplib, configured by ``CHARTER_SMTP_URL``::
+"""Email over SMTP with aiosmtplib, configured by ``WorkerSettings.smtp_url``
+(``CHARTER_SMTP_URL`` by default)::
 
     smtp://[user[:password]@]host[:port][?from=ADDRESS&starttls=auto|require|off&timeout=SECONDS]
     smtps://…   (TLS from the first byte, port 465 by default)
@@ -10,7 +11,6 @@ recognisable. SMTP 4xx, refused connections and timeouts are retried; 5xx are fi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
@@ -63,11 +63,6 @@ class SmtpSettings:
             starttls=starttls,  # type: ignore[arg-type]  # checked above
             timeout=timeout,
         )
-
-    @classmethod
-    def from_env(cls) -> SmtpSettings | None:
-        url = os.environ.get(ENV, "").strip()
-        return cls.from_url(url) if url else None
 
 
 class EmailSender:

@@ -1,5 +1,6 @@
-"""SMS through a provider's HTTP API, configured by ``CHARTER_SMS_URL`` (and
-``CHARTER_SMS_PROVIDER``, ``twilio`` by default, or ``package.module:Class`` for your own).
+"""SMS through a provider's HTTP API, configured by ``WorkerSettings.sms_url`` and
+``sms_provider`` (by default ``CHARTER_SMS_URL`` and ``CHARTER_SMS_PROVIDER``: ``twilio``, or
+``package.module:Class`` for your own).
 
 The built-in provider speaks Twilio's Messages API shape::
 
@@ -13,7 +14,6 @@ subclass of :class:`SmsProvider` with ``from_url`` and ``send``.
 from __future__ import annotations
 
 import importlib
-import os
 from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -101,11 +101,11 @@ class TwilioSms(SmsProvider):
         await self._client.aclose()
 
 
-def sms_provider_from_env() -> SmsProvider | None:
-    url = os.environ.get(ENV, "").strip()
+def sms_provider_for(url: str | None, name: str = "twilio") -> SmsProvider | None:
+    """The provider ``name`` (``twilio`` or ``package.module:Class``) sending through
+    ``url``; None without a URL."""
     if not url:
         return None
-    name = os.environ.get(PROVIDER_ENV, "").strip() or "twilio"
     if name == "twilio":
         return TwilioSms.from_url(url)
     module_name, _, class_name = name.partition(":")
