@@ -45,6 +45,12 @@ ON CONFLICT (name) DO UPDATE
        charter_version = EXCLUDED.charter_version,
        applied_at = now();
 
+-- name: forget_unshipped_files
+-- Drops the ledger rows of repeatable files this charter no longer ships (renamed or
+-- split: what they made lives on in the files that replaced them).
+DELETE FROM charter.schema_migrations
+ WHERE kind = 'repeatable' AND NOT (name = ANY(%(shipped)s::text[]));
+
 -- name: ensure_flow_compiled
 SELECT charter.ensure_flow_compiled(%(slug)s, %(shape)s, %(mode)s, %(compiled)s);
 
