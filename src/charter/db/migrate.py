@@ -1,6 +1,6 @@
 """Schema migrations: ``charter migrate`` and ``charter.migrate(conn)``.
 
-Two kinds of SQL file ship in ``charter/db/sql``:
+Two kinds of SQL file ship in ``charter/db/sql`` and are applied by this module:
 
 * ``migrations/NNNN_name.sql`` — versioned; applied once, in order, and never edited after
   release (a changed checksum is refused).
@@ -11,6 +11,10 @@ Two kinds of SQL file ship in ``charter/db/sql``:
   names (their objects live on in the new files).
 * ``grants/*.sql`` — repeatable, applied last, and again whenever anything else was
   applied: a function created afresh must not keep PostgreSQL's EXECUTE for PUBLIC.
+
+``schema/*.sql`` and ``types/*.sql`` (composite types) are not applied: they describe the
+tables and types the migrations make, as one file per object (a test builds a database from
+them and compares it with a migrated one). A type changes like a table, by a migration.
 
 Only a role that may change the schema migrates it (:func:`ensure_current`); the
 least-privilege roles check instead that it is current and name the command otherwise.

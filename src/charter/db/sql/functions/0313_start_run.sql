@@ -82,11 +82,10 @@ BEGIN
         INSERT INTO charter.tasks (org_id, run_id, workflow_slug, version_id, step_slug, task_index,
                                    max_attempts, available_at, priority)
         SELECT p_org_id, v_run_id, p_flow_slug, v_version_id, s.slug, 0,
-               coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
-               now() + make_interval(secs => coalesce(s.opt_start_delay, v.opt_start_delay,
-                                                      (charter.flow_option_defaults()->>'startDelay')::integer)),
-               coalesce(p_priority, (s.opt_limits->>'priority')::smallint, (v.opt_limits->>'priority')::smallint, 0)
+               o.max_attempts, now() + make_interval(secs => o.start_delay),
+               coalesce(p_priority, o.priority)
           FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+         CROSS JOIN LATERAL charter._step_options(s, v) AS o
          WHERE s.version_id = v_version_id AND s.slug = v_facts.root_steps[1]
            AND s.step_type = 'single' AND s.config IS NULL
            AND NOT coalesce(s.opt_limits ?| '{concurrency,rateLimit}', false)

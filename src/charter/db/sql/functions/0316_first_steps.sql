@@ -5,11 +5,9 @@ LANGUAGE sql
 STABLE
 SET search_path = ''
 AS $$
-    SELECT s.slug,
-           coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
-           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
-           coalesce((s.opt_limits->>'priority')::smallint, (v.opt_limits->>'priority')::smallint, 0)
+    SELECT s.slug, o.max_attempts, o.start_delay, o.priority
       FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+     CROSS JOIN LATERAL charter._step_options(s, v) AS o
      WHERE s.version_id = p_version_id
        AND NOT EXISTS (SELECT 1 FROM charter.flow_step_deps AS d
                         WHERE d.version_id = s.version_id AND d.step_slug = s.slug)

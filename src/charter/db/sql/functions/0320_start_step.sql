@@ -29,12 +29,10 @@ DECLARE
     v_event   charter.inbound_events;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
-    SELECT s.step_type,
-           coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
-           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
-           s.config, s.opt_limits, v.opt_limits
+    SELECT s.step_type, o.max_attempts, o.start_delay, s.config, s.opt_limits, v.opt_limits
       INTO v_type, v_max, v_delay, v_config, v_limits, v_flow_limits
       FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+     CROSS JOIN LATERAL charter._step_options(s, v) AS o
      WHERE s.version_id = v_run.version_id AND s.slug = p_step_slug;
 
     IF v_type <> 'map' THEN

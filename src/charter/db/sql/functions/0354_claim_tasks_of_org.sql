@@ -15,22 +15,7 @@ CREATE OR REPLACE FUNCTION charter._claim_tasks_of_org(
     p_limit integer,
     p_lease_seconds integer
 )
-RETURNS TABLE (
-    task_id bigint,
-    run_id text,
-    flow_slug text,
-    step_slug text,
-    task_index integer,
-    attempt integer,
-    delivery_token uuid,
-    idempotency_key text,
-    run_input jsonb,
-    inputs jsonb,
-    item jsonb,
-    timeout_seconds integer,
-    resume jsonb,
-    org_id text
-)
+RETURNS SETOF charter.claimed_task
 LANGUAGE plpgsql
 AS $$  -- no SET clause: it runs with claim_tasks's settings
 #variable_conflict use_column
@@ -132,14 +117,14 @@ BEGIN
                             AND i.org_id = c.org_id),
                         r.input) -> c.task_index
            END,
-           coalesce(s.opt_timeout, v.opt_timeout,
-                    (charter.flow_option_defaults()->>'timeout')::integer),
+           o.timeout_seconds,
            CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.org_id, c.step_slug, c.task_index, s.step_type, s.config) END,
            c.org_id
       FROM claimed AS c
       JOIN charter.runs AS r ON r.id = c.run_id AND r.org_id = c.org_id
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
+     CROSS JOIN LATERAL charter._step_options(s, v) AS o
      ORDER BY c.id;
 END;
 $$;

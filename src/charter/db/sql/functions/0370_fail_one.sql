@@ -45,13 +45,12 @@ BEGIN
     VALUES (v_task.org_id, v_run_id, v_task.step_slug, v_task.task_index, v_task.attempts,
             'failed', v_final, coalesce(p_worker_id, v_task.worker_id), v_task.started_at, v_error);
     IF NOT v_final THEN
-        SELECT coalesce(s.opt_base_delay, v.opt_base_delay,
-                        (charter.flow_option_defaults()->>'baseDelay')::integer)
-               * power(2, v_task.attempts - 1) * (0.75 + random() * 0.5)
+        SELECT o.base_delay * power(2, v_task.attempts - 1) * (0.75 + random() * 0.5)
           INTO v_delay
           FROM charter.runs AS r
           JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
           JOIN charter.workflow_versions AS v ON v.id = r.version_id
+         CROSS JOIN LATERAL charter._step_options(s, v) AS o
          WHERE r.id = v_run_id AND r.org_id = p_org_id;
         UPDATE charter.tasks
            SET status = 'queued', delivery_token = NULL, worker_id = NULL,
