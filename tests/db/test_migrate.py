@@ -186,3 +186,9 @@ def test_a_renamed_function_file_keeps_its_function_and_leaves_no_stale_record(
         assert recorded == {f.name for f in migrations.load_files(sql_copy)}
         assert conn.execute("SELECT charter.schema_version()").fetchone()[0]
         assert migrations.pending(conn, source=sql_copy) == []
+
+
+def test_every_named_query_says_in_a_line_what_it_does():
+    text = (Path(str(migrations.sql_dir())) / "queries.sql").read_text()
+    for name, body in re.findall(r"^-- name: (\w+)\n(.*?)(?=^-- name: |\Z)", text, re.M | re.S):
+        assert body.startswith("-- "), f"query {name} has no description line below its name"
