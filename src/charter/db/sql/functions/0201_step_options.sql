@@ -19,5 +19,6 @@ AS $$
                     (charter.flow_option_defaults()->>'timeout')::integer),
            coalesce(s.opt_start_delay, v.opt_start_delay,
                     (charter.flow_option_defaults()->>'startDelay')::integer),
-           coalesce((s.opt_limits->>'priority')::smallint, (v.opt_limits->>'priority')::smallint, 0)
+           coalesce((s.opt_limits->>'priority')::smallint, (v.opt_limits->>'priority')::smallint,
+                    0::smallint)
 $$;
