@@ -1,5 +1,3 @@
--- Helpers of the documents kernel; mutate() and its siblings call them under their locks.
-
 -- The org a call acts for, refused with the reason: an org id that is not 1 to 200
 -- characters, or one other than the transaction's charter.org_id when that is set (a caller
 -- that set it for row-level security cannot act for another org). _acting_org calls it only

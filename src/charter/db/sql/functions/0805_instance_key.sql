@@ -1,6 +1,3 @@
--- Helpers of the instance engine (seed 002 runtime): keys, graph walks, expression
--- variables and template rendering over a compiled effective workflow.
-
 -- WF-02: the idempotency key of one node dispatch: (instance, node, token, entity version).
 -- A SQL-standard body, no SET clause and STABLE (as convert_to is): PostgreSQL inlines it.
 CREATE OR REPLACE FUNCTION charter._instance_key(p_run text, p_node text, p_token text, p_version integer)

@@ -1,6 +1,6 @@
 -- The instance engine (seed 002 § Runtime Engine): a document's workflow instance is a run of
 -- the execution core (runs, step_states, step_executions, step_receipts) whose nodes the
--- engine executes in SQL. Every function here runs under the document's lock (WF-01,
+-- engine executes in SQL. Every function of the engine runs under the document's lock (WF-01,
 -- taken by the caller) in one transaction.
 --
 -- Readiness: a node is ready when its arrivals (skip arrivals included) reach its compiled

@@ -1,5 +1,5 @@
--- Waits resume here: timers when their time comes, events when one arrives (or their
--- timeout passes), deliveries when the side-effects worker confirms them. The claim below
+-- Waits resume: timers when their time comes, events when one arrives (or their
+-- timeout passes), deliveries when the side-effects worker confirms them. This claim
 -- is the scheduler: a wait's due_at is when it may resume, indexed, taken with SKIP LOCKED.
 
 -- Resumes up to p_limit due waits, each in its own subtransaction. Locks are taken in the

@@ -1,6 +1,6 @@
 -- Schedules: a cron expression that starts a flow run, creates a document, or passes a gate
--- for every document of an entity type that can pass it. The worker's call below is the
--- scheduler: a due schedule is taken with SKIP LOCKED, fired and moved to its next tick in
+-- for every document of an entity type that can pass it. The worker's call,
+-- fire_due_schedules, is the scheduler: a due schedule is taken with SKIP LOCKED, fired and moved to its next tick in
 -- one transaction, so each tick fires exactly once however many workers run. A run or a
 -- document a tick makes has an id derived from the schedule and the tick, so even a tick
 -- fired twice by hand would not start twice.

@@ -1,4 +1,4 @@
--- Fires the due schedules (each tick once, see above). Returns how many ticks fired.
+-- Fires the due schedules (each tick once, see put_schedule). Returns how many ticks fired.
 CREATE OR REPLACE FUNCTION charter.fire_due_schedules(p_limit integer DEFAULT 20)
 RETURNS integer
 LANGUAGE plpgsql
