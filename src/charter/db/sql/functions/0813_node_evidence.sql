@@ -22,7 +22,7 @@ DECLARE
     v_row record;
 BEGIN
     IF p_status <> 'running' AND p_node NOT LIKE '$%' THEN
-        PERFORM charter._count_nodes_run(1);  -- the worker's figures (0904_figures.sql)
+        PERFORM charter._count_nodes_run(1);  -- the worker's figures (0942_count_nodes_run.sql)
     END IF;
     SELECT e.created_at, e.id INTO v_row FROM charter.step_executions AS e
      WHERE e.run_id = p_instance.id AND e.org_id = p_instance.org_id AND e.step_slug = p_node AND e.token = p_token AND e.status = 'running'

@@ -58,7 +58,7 @@ AS $$
                 'failed', count(*) FILTER (WHERE i.status = 'failed'))
               FROM charter.workflow_instances AS i
              WHERE i.org_id = o.org AND i.status IN ('running', 'failed')),
-        -- Work only; waits for people, events, timers and receivers by kind (0904_figures.sql).
+        -- Work only; waits for people, events, timers and receivers by kind (0939_wait_kind.sql).
         'stepLatencyP95Ms', charter._step_latency_p95(o.org),
         'waitLatencyP95Ms', charter._wait_latency_p95(o.org),
         -- The latest failed instances (20), each with why: the node and its error, e.g. an
