@@ -1,4 +1,4 @@
-"""Write src/charter/db/sql/functions/0594_node_config_schema.sql from the node type
+"""Write src/charter/db/sql/functions/0594_node_config_schemas.sql from the node type
 declarations in charter.compiler.node_schemas (the compiled-configuration JSON Schemas that
 PostgreSQL checks at publish). Run after changing a node type's settings."""
 

@@ -1,3 +1,4 @@
+import re
 import shutil
 from pathlib import Path
 
@@ -161,3 +162,33 @@ def test_every_function_in_schema_charter_comes_from_a_shipped_file(conn):
     shipped = "\n".join(f.sql for f in migrations.load_files() if f.kind == "repeatable")
     for name in names:
         assert f"charter.{name}(" in shipped, f"charter.{name} has no function file"
+
+
+def test_each_function_file_holds_one_function_named_like_the_file():
+    for file in migrations.load_files():
+        if not file.name.startswith("functions/"):
+            continue
+        created = re.findall(r"^CREATE OR REPLACE FUNCTION charter\.(\w+)\(", file.sql, re.M)
+        assert len(created) == 1, f"{file.name} creates {created}: one function per file"
+        assert file.name.endswith(f"_{created[0].lstrip('_')}.sql"), file.name
+
+
+def test_a_renamed_function_file_keeps_its_function_and_leaves_no_stale_record(
+    empty_db_url, sql_copy
+):
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        charter.migrate(conn, source=sql_copy)
+        old = sql_copy / "functions" / "0100_schema_version.sql"
+        old.rename(sql_copy / "functions" / "0101_schema_version.sql")
+        report = charter.migrate(conn, source=sql_copy)
+        assert report.reapplied == ["functions/0101_schema_version.sql", "grants/0100_roles.sql"]
+        recorded = {row[0] for row in _objects(conn)}
+        assert recorded == {f.name for f in migrations.load_files(sql_copy)}
+        assert conn.execute("SELECT charter.schema_version()").fetchone()[0]
+        assert migrations.pending(conn, source=sql_copy) == []
+
+
+def test_every_named_query_says_in_a_line_what_it_does():
+    text = (Path(str(migrations.sql_dir())) / "queries.sql").read_text()
+    for name, body in re.findall(r"^-- name: (\w+)\n(.*?)(?=^-- name: |\Z)", text, re.M | re.S):
+        assert body.startswith("-- "), f"query {name} has no description line below its name"

@@ -1,4 +1,5 @@
-"""Applying every migration in order must give exactly the schema the schema files describe."""
+"""Applying every migration in order must give exactly the schema the schema/ and types/ files
+describe."""
 
 from pathlib import Path
 
@@ -19,8 +20,11 @@ def catalog(url: str) -> list[tuple[str, str, str]]:
 def build_from_schema_files(url: str) -> None:
     root = Path(str(migrations.sql_dir()))
     with psycopg.connect(url) as conn:
-        for path in sorted((root / "schema").glob("*.sql")):
-            conn.execute(path.read_text())
+        # schema/ then types/ (composite types, which only functions use), then what
+        # migrate() applies after the migrations
+        for folder in ("schema", "types"):
+            for path in sorted((root / folder).glob("*.sql")):
+                conn.execute(path.read_text())
         for file in migrations.load_files():
             if file.kind == "repeatable":
                 conn.execute(file.sql)

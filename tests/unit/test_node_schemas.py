@@ -22,7 +22,7 @@ from charter.dsl.slots import USER_NODE_TYPES
 
 def test_the_checked_in_sql_is_generated_from_the_declarations():
     assert SQL_FILE.read_text() == sql(), (
-        "functions/0594_node_config_schema.sql is stale: run python tools/gen_node_schema_sql.py"
+        "functions/0594_node_config_schemas.sql is stale: run python tools/gen_node_schema_sql.py"
     )
 
 

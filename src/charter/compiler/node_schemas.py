@@ -7,7 +7,7 @@ what they must look like. From it:
 - ``json_schema()`` exports a JSON Schema per node type, of the configuration as written
   (expressions are strings; for forms) and as compiled (expressions are ``{"expression",
   "ast"}`` objects, defaults filled in; what an effective workflow stores);
-- ``sql()`` makes src/charter/db/sql/functions/0594_node_config_schema.sql, the compiled
+- ``sql()`` makes src/charter/db/sql/functions/0594_node_config_schemas.sql, the compiled
   schemas as the IMMUTABLE function ``charter._node_config_schemas()``, which
   ``charter._node_config_problem`` (0597) checks every user node against at publish.
 
@@ -265,11 +265,11 @@ def json_schema(*, compiled: bool = False) -> dict[str, dict[str, Any]]:
     return {t: node_schema(t, compiled=compiled) for t in NODE_TYPES}
 
 
-SQL_FILE = Path(__file__).parent.parent / "db" / "sql" / "functions" / "0594_node_config_schema.sql"
+SQL_FILE = Path(__file__).parent.parent / "db" / "sql" / "functions" / "0594_node_config_schemas.sql"
 
 
 def sql() -> str:
-    """The text of functions/0594_node_config_schema.sql."""
+    """The text of functions/0594_node_config_schemas.sql."""
     schemas = json.dumps(json_schema(compiled=True), sort_keys=True, indent=1)
     assert "$schemas$" not in schemas
     return (

@@ -1,14 +1,20 @@
 """Schema migrations: ``charter migrate`` and ``charter.migrate(conn)``.
 
-Two kinds of SQL file ship in ``charter/db/sql``:
+Two kinds of SQL file ship in ``charter/db/sql`` and are applied by this module:
 
 * ``migrations/NNNN_name.sql`` — versioned; applied once, in order, and never edited after
   release (a changed checksum is refused).
 * ``functions/*.sql`` then ``triggers/*.sql`` — repeatable, one object per file, written with
   ``CREATE OR REPLACE``; (re)applied whenever the file's checksum changes, and all of them
   after any new migration (which may have dropped a function to change its signature).
+  A file renamed or split is applied under its new name, and the ledger forgets the old
+  names (their objects live on in the new files).
 * ``grants/*.sql`` — repeatable, applied last, and again whenever anything else was
   applied: a function created afresh must not keep PostgreSQL's EXECUTE for PUBLIC.
+
+``schema/*.sql`` and ``types/*.sql`` (composite types) are not applied: they describe the
+tables and types the migrations make, as one file per object (a test builds a database from
+them and compares it with a migrated one). A type changes like a table, by a migration.
 
 Only a role that may change the schema migrates it (:func:`ensure_current`); the
 least-privilege roles check instead that it is current and name the command otherwise.
@@ -127,6 +133,8 @@ def migrate(
                 continue
             _apply(conn, file)
             (report.applied if file.kind == "versioned" else report.reapplied).append(file.name)
+        shipped = [f.name for f in files if f.kind == "repeatable"]
+        conn.execute(query("forget_unshipped_files"), {"shipped": shipped})
         report.version = current_version(conn)
         if report.version is not None:  # the partitions of this month and the next ones
             conn.execute(query("ensure_partitions"))

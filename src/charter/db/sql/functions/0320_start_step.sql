@@ -29,12 +29,10 @@ DECLARE
     v_event   charter.inbound_events;
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
-    SELECT s.step_type,
-           coalesce(s.opt_max_attempts, v.opt_max_attempts, (charter.flow_option_defaults()->>'maxAttempts')::integer),
-           coalesce(s.opt_start_delay, v.opt_start_delay, (charter.flow_option_defaults()->>'startDelay')::integer),
-           s.config, s.opt_limits, v.opt_limits
+    SELECT s.step_type, o.max_attempts, o.start_delay, s.config, s.opt_limits, v.opt_limits
       INTO v_type, v_max, v_delay, v_config, v_limits, v_flow_limits
       FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
+     CROSS JOIN LATERAL charter._step_options(s, v) AS o
      WHERE s.version_id = v_run.version_id AND s.slug = p_step_slug;
 
     IF v_type <> 'map' THEN
@@ -149,22 +147,5 @@ BEGIN
     -- A wake-up hint carrying an id only; workers poll as well (NOTIFY is deduplicated per
     -- transaction, so a batch of starts sends one).
     PERFORM pg_notify('charter_tasks', v_run.workflow_slug);
-END;
-$$;
-
--- A step that cannot start (a sleep's until or a wait's key renders to nothing usable): its
--- failure is recorded as evidence and fails the run, as a map over a non-array does.
-CREATE OR REPLACE FUNCTION charter._fail_step_at_start(p_run charter.runs, p_step_slug text, p_type text, p_message text)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = ''
-AS $$
-DECLARE
-    v_error jsonb := jsonb_build_object('type', p_type, 'message', p_message, 'step', p_step_slug,
-                                        'taskIndex', 0, 'attempt', 0);
-BEGIN
-    INSERT INTO charter.step_executions (org_id, run_id, step_slug, status, terminal, error)
-    VALUES (p_run.org_id, p_run.id, p_step_slug, 'failed', true, v_error);
-    PERFORM charter._fail_run(p_run.id, p_run.org_id, p_step_slug, v_error);
 END;
 $$;

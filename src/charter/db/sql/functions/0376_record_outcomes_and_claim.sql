@@ -19,22 +19,7 @@ CREATE OR REPLACE FUNCTION charter.record_outcomes_and_claim(
     p_lease_seconds integer,
     p_org_ids text[] DEFAULT NULL
 )
-RETURNS TABLE (
-    task_id bigint,
-    run_id text,
-    flow_slug text,
-    step_slug text,
-    task_index integer,
-    attempt integer,
-    delivery_token uuid,
-    idempotency_key text,
-    run_input jsonb,
-    inputs jsonb,
-    item jsonb,
-    timeout_seconds integer,
-    resume jsonb,
-    org_id text
-)
+RETURNS SETOF charter.claimed_task
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
