@@ -265,7 +265,7 @@ def json_schema(*, compiled: bool = False) -> dict[str, dict[str, Any]]:
     return {t: node_schema(t, compiled=compiled) for t in NODE_TYPES}
 
 
-SQL_FILE = Path(__file__).parent.parent / "db" / "sql" / "functions" / "0594_node_config_schemas.sql"
+SQL_FILE = Path(__file__).parents[1] / "db" / "sql" / "functions" / "0594_node_config_schemas.sql"
 
 
 def sql() -> str:
