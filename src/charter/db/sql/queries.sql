@@ -418,6 +418,7 @@ SELECT charter.decide_approval(%(org_id)s, %(request_id)s, %(decision)s, %(actor
 SELECT charter.approval_inbox(%(org_id)s, %(user)s);
 
 -- name: approval_inbox_shown
+-- The dashboard's inbox: each request waiting for the user, with its pinned snapshot and diff.
 SELECT charter.approval_inbox_shown(%(org_id)s, %(user)s);
 
 -- name: get_approval
