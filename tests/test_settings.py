@@ -43,7 +43,7 @@ def test_only_settings_reads_the_environment():
 
 
 def test_the_check_finds_a_read():
-    assert _environment_reads(SRC.parent.parent / "tests" / "unit" / "test_settings.py") == []
+    assert _environment_reads(SRC.parent.parent / "tests" / "test_settings.py") == []
     assert _environment_reads(SRC / "settings.py")
 
 
