@@ -76,7 +76,7 @@ def test_missing_flows_are_named_before_mismatched_ones(monkeypatch):
 
 def test_list_workers_refuses_a_bad_argument_before_asking_and_reads_the_rows():
     with pytest.raises(ArgumentError, match="include_stopped must be True or False"):
-        Script({}).run(list_workers("yes"))  # type: ignore[arg-type]
+        Script({}).run(list_workers("yes"))
     row = {
         "id": "w-1",
         "hostname": "h",
