@@ -2,33 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from charter import Flow
+from charter.db.queries import query
 from charter.db.sqlstate import charter_errors
 from charter.ops.flows import ensure_flow_compiled
+from charter.worker.task import Task, task_from_row
 
 
-@dataclass
-class Claimed:
-    id: int
-    run_id: str
-    flow: str
-    step: str
-    index: int
-    attempt: int
-    token: Any
-    key: str
-    run_input: Any
-    inputs: dict[str, Any] | None
-    item: Any
-    timeout: int
-    resume: Any = None
-    org: str = "default"
+class Claimed(Task):
+    """The worker's own Task, claimed by the worker's own statement, with its payload decoded
+    for assertions (the worker decodes it the same way, per task)."""
+
+    @property
+    def run_input(self) -> Any:
+        return self.decode()[0]
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        return self.decode()[1]
+
+    @property
+    def item(self) -> Any:
+        return self.decode()[2]
+
+    @property
+    def resume(self) -> Any:
+        return self.decode()[3]
 
 
 def install(conn: psycopg.Connection[Any], flow: Flow) -> None:
@@ -46,13 +51,18 @@ def start(conn, flow: str, run_input: Any, run_id: str | None = None) -> str:
 def claim(
     conn, flows: list[str], limit: int = 100, lease: int = 30, worker: str = "test-worker"
 ) -> list[Claimed]:
-    """Claims tasks of every version of ``flows`` (a worker claims by version)."""
-    rows = conn.execute(
-        "SELECT * FROM charter.claim_tasks(%s, (SELECT coalesce(array_agg(v.id), '{}') "
-        "FROM charter.workflow_versions AS v WHERE v.workflow_slug = ANY (%s)), %s, %s)",
-        (worker, flows, limit, lease),
-    ).fetchall()
-    return [Claimed(*row) for row in rows]
+    """Claims tasks of every version of ``flows`` (a worker claims by version), with the
+    statement the worker sends (queries.sql's claim_tasks)."""
+    versions = [
+        version
+        for (version,) in conn.execute(
+            "SELECT id FROM charter.workflow_versions WHERE workflow_slug = ANY (%s)", (flows,)
+        )
+    ]
+    params = {"worker_id": worker, "versions": versions, "limit": limit, "lease_seconds": lease}
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute(query("claim_tasks"), params).fetchall()
+    return [Claimed(**vars(task_from_row(row))) for row in rows]
 
 
 def complete(conn, task: Claimed, output: Any, token: Any = None) -> str:

@@ -13,8 +13,7 @@ import psycopg
 from charter import Flow
 from charter.db.connection import DatabaseTarget
 from charter.worker.runner import Worker, WorkerSettings
-
-from .engine import install
+from tests.engine import install
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """The value sets charter's tables and Python share: statuses, kinds, channels, decisions.
 
 Each set SQL stores is one ``StrEnum`` here and one ``CHECK`` (or domain) in SQL named
-``…_is_known``; tests/db/test_vocabulary.py requires them to be equal and every such
+``…_is_known``; tests/db/schema/test_vocabulary.py requires them to be equal and every such
 ``CHECK`` to have its enum, so neither side can grow a value the other does not know.
 Python code, CLI choices and API enums name these rather than spelling the strings again.
 Members compare equal to their strings (``RunStatus.COMPLETED == "completed"``).

@@ -25,9 +25,8 @@ import yaml
 
 from charter import Flow
 from charter.library.templates import TEMPLATES
-
-from ..integration.helpers import charter_env
-from ..workers import running_worker
+from tests.integration.helpers import charter_env
+from tests.workers import running_worker
 
 README = Path(__file__).parents[2] / "README.md"
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)

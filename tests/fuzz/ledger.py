@@ -13,8 +13,7 @@ import psycopg
 from psycopg import sql
 
 from charter.errors import CharterError
-
-from .strategies import charter_error_or_result
+from tests.fuzz.strategies import charter_error_or_result
 
 T = TypeVar("T")
 

@@ -26,17 +26,16 @@ from hypothesis import strategies as st
 from charter import Client
 from charter.cli import main
 from charter.library.templates import TEMPLATES
-
-from ..flows_for_tests import analyze_site
-from ..integration.helpers import charter_env
-from .ledger import changed, record, table_hashes
-from .strategies import (
+from tests.flows_for_tests import analyze_site
+from tests.fuzz.ledger import changed, record, table_hashes
+from tests.fuzz.strategies import (
     ANY_CHARACTER,
     expressions,
     hostile_json,
     hostile_text,
     settings_for,
 )
+from tests.integration.helpers import charter_env
 
 
 @dataclass

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 
 from charter import AsyncClient, Client, Flow
 from charter.errors import ArgumentError, CharterError, RunInputError, RunNotFoundError
-
-from .ledger import answered
-from .strategies import (
+from tests.fuzz.ledger import answered
+from tests.fuzz.strategies import (
     NUL_TEXT,
     SURROGATE_TEXT,
     charter_error_or_result,

@@ -8,10 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from charter import Client
-
-from ..documents.conftest import invoice_contract
-from .ledger import changed, record, table_hashes
-from .strategies import charter_error_or_result, hostile_argument, hostile_value, settings_for
+from tests.fuzz.ledger import changed, record, table_hashes
+from tests.fuzz.strategies import (
+    charter_error_or_result,
+    hostile_argument,
+    hostile_value,
+    settings_for,
+)
+from tests.ops.documents.conftest import invoice_contract
 
 
 @pytest.fixture

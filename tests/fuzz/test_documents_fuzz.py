@@ -17,8 +17,13 @@ from charter.dsl.contract import EntityContract
 from charter.dsl.files import read_document
 from charter.errors import CharterError, ConfigurationError
 from charter.library.templates import TEMPLATES
-
-from .strategies import ANY_CHARACTER, Big, charter_error_or_result, hostile_json, settings_for
+from tests.fuzz.strategies import (
+    ANY_CHARACTER,
+    Big,
+    charter_error_or_result,
+    hostile_json,
+    settings_for,
+)
 
 TEMPLATE = TEMPLATES["invoice_approval"]
 CONTRACT_JSON = json.dumps(TEMPLATE.contract)

@@ -22,10 +22,9 @@ from charter.api import create_app
 from charter.api.routes import ROUTES, ApiRoute
 from charter.db.store import perform
 from charter.ops.api_keys import create_api_key
-
-from ..runtime.conftest import acme, keys  # noqa: F401  (fixtures)
-from .ledger import changed, record, table_hashes
-from .strategies import NUL_TEXT, SURROGATE_TEXT, hostile_json, hostile_text, settings_for
+from tests.fuzz.ledger import changed, record, table_hashes
+from tests.fuzz.strategies import NUL_TEXT, SURROGATE_TEXT, hostile_json, hostile_text, settings_for
+from tests.runtime_fixtures import acme, keys  # noqa: F401  (fixtures)
 
 LIMIT = 256 * 1024
 

@@ -29,9 +29,8 @@ from charter.errors import (
 from charter.expr import compile_expression, evaluate
 from charter.library.templates import TEMPLATES
 from charter.payloads import json_text
-
-from ..effective_oracle import problems
-from .strategies import (
+from tests.effective_oracle import problems
+from tests.fuzz.strategies import (
     charter_error_or_result,
     cyclic,
     expressions,

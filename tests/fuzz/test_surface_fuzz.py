@@ -15,11 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from charter import Client
-
-from ..documents.conftest import invoice_contract
-from .ledger import answered
-from .strategies import hostile_argument, hostile_text, hostile_value, settings_for
-from .test_cli_fuzz import cli_text, run_main
+from tests.fuzz.ledger import answered
+from tests.fuzz.strategies import hostile_argument, hostile_text, hostile_value, settings_for
+from tests.fuzz.test_cli_fuzz import cli_text, run_main
+from tests.ops.documents.conftest import invoice_contract
 
 LATER = datetime.now(UTC) + timedelta(days=1)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from .ledger import BUDGET, ENTRY_POINTS, fed, refused
-from .strategies import SCALE
+from tests.fuzz.ledger import BUDGET, ENTRY_POINTS, fed, refused
+from tests.fuzz.strategies import SCALE
 
 
 def test_the_suite_fed_every_entry_point_its_share_of_650_bad_inputs(request):

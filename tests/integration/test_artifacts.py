@@ -12,8 +12,7 @@ from charter import Client, Flow
 from charter.cli import main
 from charter.errors import WorkflowArtifactMissingError
 from charter.ops.flows import deploy_flow
-
-from ..workers import running_worker
+from tests.workers import running_worker
 
 
 def _flow() -> Flow:

@@ -14,8 +14,7 @@ import psycopg
 import pytest
 
 from charter.db import embedded
-
-from .helpers import charter_env
+from tests.integration.helpers import charter_env
 
 pytestmark = pytest.mark.slow
 

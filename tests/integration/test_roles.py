@@ -12,10 +12,9 @@ import pytest
 
 from charter import Client, Flow
 from charter.errors import FlowNotFoundError, PermissionDeniedError, SchemaNotCurrentError
-
-from ..engine import install
-from ..workers import running_worker
-from .helpers import charter_env
+from tests.engine import install
+from tests.integration.helpers import charter_env
+from tests.workers import running_worker
 
 
 def _flow() -> Flow:

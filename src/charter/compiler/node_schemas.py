@@ -14,7 +14,7 @@ what they must look like. From it:
 Patterns are written so that Python's ``re``, PostgreSQL's ``~`` and JSON Schema's ECMA
 regular expressions read them alike: ``^`` and ``$`` anchors, ``[0-9]`` for digits, no flags.
 
-Regenerate the SQL after a change here (tests/unit/test_node_schemas.py fails until then)::
+Regenerate the SQL after a change here (tests/compiler/test_node_schemas.py fails until then)::
 
     python tools/gen_node_schema_sql.py
 """

@@ -1,0 +1,169 @@
+"""The dashboard in a real browser against a real server: the app under uvicorn on a free
+port, as `charter serve` runs it, driven by headless Chromium (selenium with Debian's
+chromedriver). Without a browser these tests skip and say how to install one; CI installs
+it (.ci/run): sign in with a key, walk an invoice through the inbox to approval, re-drive a
+dead letter, open a run's graph."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from charter.api import create_app
+from tests.servers import Receiver, free_port
+
+
+def _chromium() -> tuple[str, str] | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    found = _chromium()
+    if found is None:
+        message = (
+            "no Chromium: install Debian's chromium and chromium-driver "
+            "(apt-get install chromium chromium-driver) to run the browser tests"
+        )
+        if os.environ.get("CHARTER_REQUIRE_BROWSER"):  # CI: never pass by skipping
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = found[0]
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,900"):  # fmt: skip
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(found[1]), options=options)
+    driver.implicitly_wait(5)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def server(db_url, login) -> Iterator[str]:
+    """The app served by uvicorn in a thread, as `charter serve` serves it."""
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(login("charter_app")), host="127.0.0.1", port=port, log_level="warning"
+    )
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not instance.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(20)
+
+
+def _sign_in(browser: Any, server: str, key: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/")
+    assert "/sign-in" in browser.current_url  # nothing without a key
+    browser.find_element(By.NAME, "key").send_keys(key)
+    browser.find_element(By.ID, "sign-in").click()
+    _shows(browser, "h1", "Health of")
+
+
+def _present(browser: Any, selector: str) -> Any:
+    """The element, once the page that has it has loaded (never one of the page before)."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, 10, ignored_exceptions=[WebDriverException]).until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, selector))
+    )
+
+
+def _shows(browser: Any, selector: str, text: str) -> None:
+    """Waits until the page's first ``selector`` element contains ``text``."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # While the page is being replaced, Chromium may answer for an element of the old
+    # document ("Node with given id does not belong to the document"): look again.
+    WebDriverWait(browser, 10, ignored_exceptions=[WebDriverException]).until(
+        expected_conditions.text_to_be_present_in_element((By.CSS_SELECTOR, selector), text)
+    )
+
+
+def _until(check: Any, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+    return value
+
+
+def test_an_invoice_is_approved_in_the_inbox_and_becomes_active(
+    browser, server, keys, acme, engine
+):
+    from selenium.webdriver.common.by import By
+
+    doc = acme.documents.create("ap_invoice", {"grand_total": 9000, "vendor_id": "v-1"},
+                                actor="clerk")  # fmt: skip
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    _until(lambda: acme.approvals.inbox("clerk2"))
+    _sign_in(browser, server, keys["clerk2"])
+    browser.get(server + "/inbox")
+    section = _present(browser, "section.request")
+    assert "9000" in section.text  # the document as it was at the pinned version
+    section.find_element(By.NAME, "comment").send_keys("checked")
+    section.find_element(By.CSS_SELECTOR, "button.approve").click()
+    _shows(browser, "main", "Nothing waits for your decision")
+    _until(lambda: acme.documents.get(doc.id).state == "active")
+    browser.get(f"{server}/documents/{doc.id}")
+    assert browser.find_element(By.ID, "doc-state").text == "active"
+
+
+def test_a_dead_letter_is_redriven_from_the_dashboard(browser, server, keys, acme, engine):
+
+    receiver = Receiver()
+    try:
+        receiver.script["/hook"] = [(400, {}), (200, {})]
+        queued = acme.side_effects.webhook(receiver.url + "/hook", {"n": 1})
+        _until(lambda: acme.dead_letters.list())
+        _sign_in(browser, server, keys["ops"])
+        browser.get(server + "/dead-letters")
+        _present(browser, f'input[value="{queued.id}"]').click()
+        _present(browser, "#redrive").click()
+        _shows(browser, "main table", "none")
+        _until(lambda: acme.side_effects.get(queued.id).status == "completed")
+        assert len(receiver.to("/hook")) == 2
+    finally:
+        receiver.close()
+
+
+def test_a_runs_graph_is_drawn_with_its_nodes_states(browser, server, keys, acme, engine):
+    from selenium.webdriver.common.by import By
+
+    doc = acme.documents.create("ap_invoice", {"grand_total": 120, "vendor_id": "v-trusted"},
+                                actor="clerk")  # fmt: skip
+    acme.documents.transition(doc.id, "submit", actor="clerk")
+    run_id = _until(lambda: acme.documents.wait(doc.id, timeout=20).workflow).run_id
+    _sign_in(browser, server, keys["ops"])
+    browser.get(f"{server}/runs/{run_id}")
+    nodes = browser.find_elements(By.CSS_SELECTOR, "svg.dag g.node")
+    assert len(nodes) > 5
+    states = {n.get_attribute("data-node"): n.get_attribute("data-status") for n in nodes}
+    assert states["sys:start"] == "completed"
+    assert browser.find_element(By.ID, "run-status").text in ("running", "completed")
