@@ -13,15 +13,8 @@ AS $$
 DECLARE
     v_org      text := charter._acting_org(p_org_id);
     v_document charter.documents := charter._instance_act_document(v_org, p_document_id, p_actor);
-    v_instance charter.workflow_instances;
+    v_instance charter.workflow_instances := charter._paused_or_running_instance(v_org, v_document.id, 'resume');
 BEGIN
-    SELECT * INTO v_instance FROM charter.workflow_instances AS i
-     WHERE i.org_id = v_org AND i.document_id = v_document.id AND i.status IN ('running', 'paused');
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH007',
-            MESSAGE = format('Document %L has no paused workflow instance to resume', v_document.id),
-            HINT = 'Its instance ended (client.documents.get shows how); restart it with client.documents.restart.';
-    END IF;
     IF v_instance.status = 'paused' THEN
         UPDATE charter.workflow_instances AS i SET status = 'running', updated_at = now()
          WHERE i.id = v_instance.id AND i.org_id = v_org;
