@@ -17,23 +17,6 @@ COMMENT ON TABLE charter.test_clock IS
 INSERT INTO charter.test_clock (org_id, ahead, updated_at)
 SELECT s.org_id, s.ahead, s.updated_at FROM charter.test_clock_shared AS s;
 DROP TABLE charter.test_clock_shared;
--- PostgreSQL 18 names NOT NULL constraints, and the new table's took a suffix while the
--- renamed one still held test_clock_*_not_null: give them the names a fresh table has.
-DO $$
-DECLARE
-    v record;
-BEGIN
-    FOR v IN SELECT c.conname, a.attname
-               FROM pg_catalog.pg_constraint AS c
-               JOIN pg_catalog.pg_attribute AS a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-              WHERE c.conrelid = 'charter.test_clock'::regclass AND c.contype = 'n'
-                AND c.conname <> format('test_clock_%s_not_null', a.attname)
-    LOOP
-        EXECUTE format('ALTER TABLE charter.test_clock RENAME CONSTRAINT %I TO %I',
-                       v.conname, format('test_clock_%s_not_null', v.attname));
-    END LOOP;
-END
-$$;
 
 ALTER TABLE charter.test_clock ENABLE ROW LEVEL SECURITY;
 CREATE POLICY org_isolation ON charter.test_clock
