@@ -15,7 +15,7 @@ from charter.db.store import Call, Operation, first_json, json_rows
 from charter.errors import ApprovalChainInvalidError, ArgumentError
 from charter.ops.arguments import text_argument
 from charter.ops.run_model import timestamp
-from charter.payloads import json_text
+from charter.payloads import json_text, shown
 from charter.vocabulary import ApprovalDecision
 
 
@@ -107,12 +107,12 @@ def decide(
 ) -> Operation[dict[str, Any]]:
     if decision not in set(ApprovalDecision):
         raise ArgumentError(
-            f"decision must be one of {', '.join(ApprovalDecision)}, not {decision!r}"
+            f"decision must be one of {', '.join(ApprovalDecision)}, not {shown(decision)}"
         )
     if isinstance(entity_version, bool) or not isinstance(entity_version, int):
         raise ArgumentError(
             f"entity_version must be the version you looked at (a whole number), not "
-            f"{entity_version!r}: approvals are bound to a version"
+            f"{shown(entity_version)}: approvals are bound to a version"
         )
     params = {
         "org_id": org_id,
