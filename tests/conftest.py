@@ -133,9 +133,98 @@ def _built_at(comment: str | None) -> float:
         return 0.0
 
 
+class ClusterFactory(DatabaseFactory):
+    """The same on a Citus cluster (``CHARTER_TEST_DSN`` names a coordinator's database
+    with the citus extension and its workers added, as scripts/citus-cluster.sh makes it):
+    the template is migrated and distributed once, and each test's database is that
+    template cloned on every node at once, so its shards and metadata agree."""
+
+    def __init__(self, admin_url: str) -> None:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT nodename, nodeport FROM pg_dist_node WHERE noderole = 'primary' "
+                "ORDER BY groupid"
+            ).fetchall()
+        self.nodes = [database_url(_with_host(admin_url, host, port), "postgres")
+                      for host, port in rows]  # fmt: skip
+        super().__init__(self.nodes[0])
+
+    def _on_every_node(self, statement: str) -> None:
+        for url in self.nodes:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute(statement)
+
+    def create(self, *, template: str | None = None) -> str:
+        self._count += 1
+        name = f"{TEST_DB_PREFIX}{os.getpid()}_{self._count}"
+        clause = f' TEMPLATE "{template}"' if template else ""
+        self._on_every_node(f'CREATE DATABASE "{name}"{clause}')
+        return name
+
+    def _drop_loop(self) -> None:
+        while (name := self._to_drop.get()) is not None:
+            self._on_every_node(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def _migrated_template(self) -> str:
+        from charter.db import citus
+        from charter.db.citus import distribute
+
+        with open(citus.__file__, "rb") as source:  # a change to distribute builds anew
+            digest = hashlib.sha256(source.read())
+        for file in load_files():
+            digest.update(file.name.encode() + file.checksum.encode())
+        name = f"charter_ctpl_{digest.hexdigest()[:16]}"
+        exists = self._admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
+        ).fetchone()
+        if exists:
+            return name
+        building = self.create()
+        for url in self.nodes:
+            with psycopg.connect(database_url(url, building), autocommit=True) as node:
+                node.execute("CREATE EXTENSION citus")
+        with psycopg.connect(self.url(building), autocommit=True) as conn:
+            first = conninfo.conninfo_to_dict(self.nodes[0])
+            conn.execute(
+                "SELECT citus_set_coordinator_host(%s, %s)", (first["host"], int(first["port"]))
+            )
+            for url in self.nodes[1:]:
+                worker = conninfo.conninfo_to_dict(url)
+                conn.execute("SELECT citus_add_node(%s, %s)", (worker["host"], int(worker["port"])))
+        with psycopg.connect(self.url(building)) as conn:
+            charter.migrate(conn)
+        with psycopg.connect(self.url(building)) as conn:
+            distribute(conn, shard_count=4)
+        # A template must have no sessions; Citus's maintenance daemon keeps one in every
+        # database with the extension, so connections to it are closed for good.
+        for url in self.nodes:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute(f'ALTER DATABASE "{building}" ALLOW_CONNECTIONS false')
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE datname = %s", (building,))  # fmt: skip
+                admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+        return name
+
+
+def _with_host(url: str, host: str, port: int) -> str:
+    params = conninfo.conninfo_to_dict(url)
+    params["host"], params["port"] = host, str(port)
+    return conninfo.make_conninfo("", **params)
+
+
+def _is_citus(url: str) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return (
+            conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'").fetchone()
+            is not None
+        )
+
+
 @pytest.fixture(scope="session")
 def databases() -> Iterator[DatabaseFactory]:
-    factory = DatabaseFactory(server_admin_url())
+    url = server_admin_url()
+    factory = ClusterFactory(url) if os.environ.get("CHARTER_TEST_DSN") and _is_citus(url) \
+        else DatabaseFactory(url)  # fmt: skip
     yield factory
     factory.close()
 

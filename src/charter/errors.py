@@ -278,6 +278,11 @@ class MigrationError(CharterError, code="MIGRATION_FAILED"):
     """A migration file failed; nothing was changed."""
 
 
+class CitusError(CharterError, code="CITUS_NOT_READY"):
+    """The database is not a Citus coordinator with workers, so charter cannot be
+    distributed on it; the message names the step that is missing."""
+
+
 class MigrationChecksumError(MigrationError, code="MIGRATION_CHECKSUM_MISMATCH"):
     """An applied migration's file was edited afterwards."""
 

@@ -1,4 +1,4 @@
-"""`charter db status|url|start|stop` and `charter migrate`."""
+"""`charter db status|url|start|stop`, `charter migrate` and `charter citus distribute`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rich.markup import escape
 
 from charter.cli.common import EXIT_NOT_RUNNING, err, out, target
 from charter.cli.options import flag
-from charter.db import connection, embedded
+from charter.db import citus, connection, embedded
 from charter.db import migrate as migrations
 from charter.errors import ConfigurationError
 
@@ -17,6 +17,19 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     migrate = commands.add_parser("migrate", help="install or upgrade schema charter")
     flag(migrate, "--dry-run", help="list what would be applied, change nothing")
     migrate.set_defaults(handler=migrate_schema)
+
+    cluster = commands.add_parser("citus", help="charter on a Citus cluster")
+    cluster_actions = cluster.add_subparsers(title="citus commands", required=True,
+                                             metavar="ACTION")  # fmt: skip
+    distribute = cluster_actions.add_parser(
+        "distribute",
+        help="distribute the migrated schema by org (run on the coordinator after migrate)",
+    )
+    distribute.add_argument(
+        "--shard-count", type=int, default=None,
+        help="shards per distributed table (Citus's default otherwise)",
+    )  # fmt: skip
+    distribute.set_defaults(handler=citus_distribute)
 
     db = commands.add_parser("db", help="the database charter uses")
     actions = db.add_subparsers(title="db commands", required=True, metavar="ACTION")
@@ -40,6 +53,10 @@ def migrate_schema(*, database_url: str | None, dry_run: bool) -> int:
                 out.print("schema charter is up to date")
             return 0
         report = migrations.migrate(conn)
+        if report.changed and citus.is_distributed(conn):
+            # The files just applied are SQL again and new: put them on every node.
+            with conn.transaction():
+                citus.distribute(conn)
     if report.changed:
         out.print(
             f"schema charter migrated to version {report.version} "
@@ -48,6 +65,20 @@ def migrate_schema(*, database_url: str | None, dry_run: bool) -> int:
         )
     else:
         out.print(f"schema charter is up to date at version {report.version}")
+    return 0
+
+
+def citus_distribute(*, database_url: str | None, shard_count: int | None) -> int:
+    with connection.connect(target(database_url)) as conn, conn.transaction():
+        done = citus.distribute(conn, shard_count=shard_count)
+    out.print(
+        f"distributed by org: {len(done.distributed)} tables; reference tables: "
+        f"{len(done.reference)}; functions on every node: {len(done.ported)} ported to "
+        f"PL/pgSQL, {len(done.functions)} delegated to the node of their org; already in "
+        f"place: {len(done.already)}"
+    )
+    for line in done.coordinator_functions:
+        err.print(f"kept on the coordinator: {escape(line)}")
     return 0
 
 
