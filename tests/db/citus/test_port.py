@@ -7,8 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from charter.db.citus import CitusError, distribute, plpgsql_body, port_sql_functions
-from charter.db.citus import split_statements
+from charter.db.citus import distribute, plpgsql_body, port_sql_functions, split_statements
+from charter.errors import CitusError
 from tests.db.runs import test_chain_runs
 
 
@@ -20,7 +20,7 @@ def test_statements_split_at_top_level_semicolons_only():
     SELECT 'it''s; fine'
     """
     assert split_statements(body) == [
-        'INSERT INTO t VALUES (\'a;b\', $x$;$x$, "c;d")',
+        "INSERT INTO t VALUES ('a;b', $x$;$x$, \"c;d\")",
         "SELECT f(1; 2)",
         "SELECT 'it''s; fine'",
     ]
@@ -33,12 +33,14 @@ def test_the_last_statement_is_returned_as_the_sql_function_returned_it():
     assert plpgsql_body(["SELECT 1"], returns_set=False, returns_void=False) == (
         "RETURN (SELECT 1);"
     )
-    assert plpgsql_body(
-        ["DELETE FROM t", "SELECT g()"], returns_set=False, returns_void=True
-    ) == "DELETE FROM t;\nPERFORM g();"
-    assert plpgsql_body(
-        ["UPDATE t SET x = 1 RETURNING x"], returns_set=False, returns_void=False
-    ) == "UPDATE t SET x = 1 RETURNING x INTO result;\nRETURN result;"
+    assert (
+        plpgsql_body(["DELETE FROM t", "SELECT g()"], returns_set=False, returns_void=True)
+        == "DELETE FROM t;\nPERFORM g();"
+    )
+    assert (
+        plpgsql_body(["UPDATE t SET x = 1 RETURNING x"], returns_set=False, returns_void=False)
+        == "UPDATE t SET x = 1 RETURNING x INTO result;\nRETURN result;"
+    )
 
 
 @pytest.fixture
