@@ -50,8 +50,9 @@ const EDGE_LABELS = ["true", "false", "approved", "rejected", "timeout", "failed
 type Selection = { kind: "node" | "edge"; id: string } | null;
 type CompileState = { pending: boolean; result: CompileResult | null; failure: string | null };
 
-function initialDefinition(data: BuilderData): OrgDefinition {
-  const base = data.draft ?? data.definition;
+/** A copy of ``base`` (the published definition, a draft or a template) to edit, or an empty
+ * definition on the org's envelope. */
+function editableCopy(data: BuilderData, base: OrgDefinition | null | undefined): OrgDefinition {
   const def: OrgDefinition = base
     ? JSON.parse(JSON.stringify(base))
     : { baseRef: { entityType: data.entityType, envelopeVersion: data.envelopeVersion }, slots: {} };
@@ -109,7 +110,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
     try {
       const loaded = await api.builder(entityType);
       setData(loaded);
-      setDef(initialDefinition(loaded));
+      setDef(editableCopy(loaded, loaded.definition));
       setSlotId((current) => current ?? loaded.contract.slots[0]?.slotId ?? null);
       setSelected(null);
       setDirty(false);
@@ -151,7 +152,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
   if (loadError) return <div className="builder-error">Could not load the builder: {loadError}</div>;
   if (!data || !def) return <div className="builder-loading">Loading…</div>;
 
-  const editable = data.canEdit !== false;
+  const canEdit = data.canEdit !== false;
   const labels = data.edgeLabels?.length ? data.edgeLabels : EDGE_LABELS;
   const slot: SlotSpec | undefined = data.contract.slots.find((s) => s.slotId === slotId);
   const patch: SlotPatch = (slotId && def.slots[slotId]) || emptyPatch();
@@ -163,7 +164,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
   const changePatch = (next: SlotPatch) => slotId && change(withSlot(def, slotId, next));
 
   const addNode = (type: string) => {
-    if (!slotId || !editable) return;
+    if (!slotId || !canEdit) return;
     const local = freshLocalId(patch, slotId, type);
     const id = prefix(slotId) + local;
     const config = defaultConfig(data.nodeSchemas[type]);
@@ -201,7 +202,13 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
     }
   };
 
-  const saveDraft = () => run("Draft saved.", () => api.saveDraft(forCompile(def)), () => setDirty(false));
+  const saveDraft = () => {
+    const saved = forCompile(def);
+    return run("Draft saved.", () => api.saveDraft(saved), () => {
+      setDirty(false);
+      setData({ ...data, draft: saved });
+    });
+  };
   const publish = () =>
     run("Published.", () => api.publish(entityType, forCompile(def)), async () => {
       await load();
@@ -221,7 +228,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
         setMessage({ text: `Template ${name} is for ${t.baseRef.entityType}, not ${entityType}.`, bad: true });
         return;
       }
-      const next = initialDefinition({ ...data, draft: null, definition: t });
+      const next = editableCopy(data, t);
       next.baseRef = { entityType, envelopeVersion: data.envelopeVersion };
       change(next);
       setSelected(null);
@@ -259,7 +266,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
             setSelected(null);
           }}
         />
-        {editable && (
+        {canEdit && (
           <section className="palette" aria-label="Node palette">
             <h3>Add a node</h3>
             <p className="muted">Click, or drag onto the canvas.</p>
@@ -286,6 +293,11 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
 
       <section className="centre">
         <div className="toolbar">
+          {props.definitionsUrl && (
+            <a href={props.definitionsUrl} className="back">
+              ← Definitions
+            </a>
+          )}
           <strong>{slot ? slot.slotId : "no slot"}</strong>
           {slot && (
             <span className="muted">
@@ -300,7 +312,21 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
           <label className="inline">
             <input type="checkbox" data-testid="show-diff" checked={showDiff} onChange={(e) => setShowDiff(e.target.checked)} /> diff
           </label>
-          {editable && (
+          {canEdit && data.draft && (
+            <button
+              type="button"
+              data-testid="open-draft"
+              title="Replace the canvas with the last saved draft"
+              onClick={() => {
+                change(editableCopy(data, data.draft));
+                setSelected(null);
+                setMessage({ text: "Opened the saved draft." });
+              }}
+            >
+              Open draft
+            </button>
+          )}
+          {canEdit && (
             <>
               <button type="button" data-testid="save-draft" disabled={busy} onClick={saveDraft}>
                 Save draft
@@ -332,7 +358,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
               diff={diff?.slots?.[slot.slotId] ?? null}
               showDiff={showDiff}
               selected={selected}
-              editable={editable}
+              editable={canEdit}
               onSelect={setSelected}
               onConnect={(s, t) => connect(s, t)}
               onDropType={addNode}
@@ -356,7 +382,7 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
             slotId={slot.slotId}
             patch={patch}
             nodeId={selected.id}
-            editable={editable}
+            editable={canEdit}
             problems={problems.filter((p) => p.nodeIds.includes(selected.id))}
             onPatch={changePatch}
             onSelect={setSelected}
@@ -370,17 +396,17 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
             slotId={slot.slotId}
             patch={patch}
             edgeId={selected.id}
-            editable={editable}
+            editable={canEdit}
             problems={problems.filter((p) => p.edgeIds.includes(selected.id))}
             onPatch={changePatch}
             onRemove={() => remove([], [selected.id])}
             labels={labels}
           />
         ) : slot ? (
-          <SlotSettings slot={slot} patch={patch} editable={editable} onPatch={changePatch} />
+          <SlotSettings slot={slot} patch={patch} editable={canEdit} onPatch={changePatch} />
         ) : null}
-        <VersionsPanel versions={versions} editable={editable} busy={busy} dirty={dirty} onRollback={rollback} />
-        {editable && templates.length > 0 && <TemplatePicker templates={templates} entityType={entityType} onUse={useTemplate} />}
+        <VersionsPanel versions={versions} editable={canEdit} busy={busy} dirty={dirty} onRollback={rollback} />
+        {canEdit && templates.length > 0 && <TemplatePicker templates={templates} entityType={entityType} onUse={useTemplate} />}
       </aside>
     </div>
   );
