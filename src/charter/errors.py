@@ -68,6 +68,7 @@ The tree::
     │   ├── WorkflowGatePendingError      WORKFLOW_GATE_PENDING (the workflow passes this gate)
     │   ├── DocumentAmendedError          DOCUMENT_AMENDED (superseded: work on its amendment)
     │   ├── DefinitionChangedError        DEFINITION_CHANGED (published or archived mid-rebase)
+    │   ├── DefinitionRollbackInvalidError DEFINITION_ROLLBACK_INVALID (not a published one)
     │   ├── WorkflowPausedError           WORKFLOW_PAUSED (its instance is paused: resume it)
     │   └── DocumentWaitTimeoutError      DOCUMENT_WAIT_TIMEOUT (documents.wait gave up)
     ├── WorkflowRuntimeError          WORKFLOW_RUNTIME_ERROR: why an instance failed at a node
@@ -94,8 +95,10 @@ The tree::
     ├── DeadLetterNotFoundError       DEAD_LETTER_NOT_FOUND (retry/drop of a non-dead letter)
     ├── NotificationNotFoundError     NOTIFICATION_NOT_FOUND (mark_read of another's)
     ├── ApiKeyInvalidError            API_KEY_INVALID (a key for an unknown actor)
+    ├── TemplateNotFoundError         TEMPLATE_NOT_FOUND (no library template of that name)
     ├── ArchiveDateInvalidError       ARCHIVE_DATE_INVALID (--archive-before: not a past day)
-    ├── ContractError                 CONTRACT_INVALID; one subclass per rule:
+    ├── ContractError                 CONTRACT_INVALID; one subclass per rule (.slot_id,
+    │   │                             .node_id, .edge_id, .path, .caret: where, if known):
     │   ├── ContractPolicyMissingError    CONTRACT_POLICY_MISSING (a gate or action no policy
     │   │                                 grants, and no "*" default: nobody may pass it)
     │   ├── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
@@ -337,6 +340,36 @@ class FlowEmptyError(FlowDefinitionError, code="FLOW_EMPTY"):
 class ContractError(CharterError, ValueError, code="CONTRACT_INVALID"):
     """An entity contract, envelope, org definition or slot patch breaks a rule; the
     subclass's code names it."""
+
+    # Where the problem is, when the compiler knows, so an editor can mark it: the slot,
+    # node and edge ids (``node_ids`` when several nodes share one problem), the setting's
+    # path (``config.expression``, ``condition``), and for an expression the line and the
+    # 0-based column of the error (``caret``).
+    slot_id: str | None = None
+    node_id: str | None = None
+    edge_id: str | None = None
+    node_ids: tuple[str, ...] = ()
+    path: str | None = None
+    line: int | None = None
+    caret: int | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        slot_id: str | None = None,
+        node_id: str | None = None,
+        edge_id: str | None = None,
+        node_ids: tuple[str, ...] = (),
+        path: str | None = None,
+        line: int | None = None,
+        caret: int | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.slot_id, self.node_id, self.edge_id = slot_id, node_id, edge_id
+        self.node_ids = node_ids or ((node_id,) if node_id else ())
+        self.path, self.line, self.caret = path, line, caret
 
 
 class WorkflowStructureError(FlowDefinitionError, ContractError, code="WORKFLOW_INVALID"):
@@ -693,6 +726,17 @@ class DocumentAmendedError(DocumentError, code="DOCUMENT_AMENDED", sqlstate="CH0
 class DefinitionChangedError(DocumentError, code="DEFINITION_CHANGED", sqlstate="CH087"):
     """The org published or archived a definition while a rebase recompiled the one before;
     rebase again."""
+
+
+class DefinitionRollbackInvalidError(
+    DocumentError, code="DEFINITION_ROLLBACK_INVALID", sqlstate="CH121"
+):
+    """Only a published org definition of the same entity type can be published again: not
+    a draft, an archived version, or another entity type's."""
+
+
+class TemplateNotFoundError(CharterError, code="TEMPLATE_NOT_FOUND"):
+    """No template of the library has this name (``charter templates`` lists them)."""
 
 
 class WorkflowPausedError(DocumentError, code="WORKFLOW_PAUSED", sqlstate="CH080"):

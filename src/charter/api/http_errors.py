@@ -18,6 +18,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.DeadLetterNotFoundError: 404,
     e.NotificationNotFoundError: 404,
     e.DefinitionNotFoundError: 404,
+    e.TemplateNotFoundError: 404,
     e.FlowNotFoundError: 404,
     e.RuleNotFoundError: 404,
     e.EntityTypeUnknownError: 404,
@@ -31,6 +32,7 @@ _STATUS: dict[type[e.CharterError], int] = {
     e.WorkflowGatePendingError: 409,
     e.DocumentAmendedError: 409,
     e.WorkflowPausedError: 409,
+    e.DefinitionRollbackInvalidError: 409,
     e.PolicyDeniedError: 403,
     e.ContractPolicyMissingError: 403,  # a gate or action no policy grants: refused to all
     e.WorkflowEditLockedError: 403,

@@ -4,9 +4,9 @@ converted ("3" is no version). Unknown fields are ignored; null is as if left ou
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 
 from charter.errors import ArgumentError
 from charter.vocabulary import ApprovalDecision, RunStatus
@@ -93,6 +93,27 @@ class Decide(Body):
 class Publish(Body):
     contract: dict[str, Any]
     org_definition: dict[str, Any] | None = None
+
+
+def _named(camel: str, snake: str) -> Any:
+    """A field the workflow builder sends in camelCase; the snake_case name works too."""
+    return Field(validation_alias=AliasChoices(camel, snake))
+
+
+class OrgDefinitionBody(Body):
+    """An org definition to compile or publish: ``{"orgDefinition": {"baseRef", "slots"}}``."""
+
+    org_definition: dict[str, Any] = _named("orgDefinition", "org_definition")
+
+
+class ExpressionCheck(Body):
+    entity_type: str = _named("entityType", "entity_type")
+    expression: str
+    kind: Literal["condition", "script", "edge"] = "condition"
+
+
+class Rollback(Body):
+    version_id: str = _named("versionId", "version_id")
 
 
 class AnyObject(RootModel[dict[str, Any]]):

@@ -65,3 +65,73 @@ class AsyncDefinitions:
         recompiled on the new envelope (``ContractError`` with the compiler's code, and no
         change, where the patch no longer fits)."""
         return await self._store.perform(definitions_ops.rebase(self._org, entity_type), connection)
+
+    async def publish_definition(
+        self, org_definition: Any, *, connection: AsyncConnection | None = None
+    ) -> Published:
+        """Publish ``org_definition`` on the published contract its baseRef names, without
+        sending the contract (``ContractError`` with the compiler's code where it does not
+        compile; :meth:`compile` names every problem first)."""
+        return await self._store.perform(
+            definitions_ops.publish_definition(self._org, org_definition), connection
+        )
+
+    async def builder(
+        self, entity_type: str, *, can_edit: bool = True, connection: AsyncConnection | None = None
+    ) -> dict[str, Any]:
+        """What the workflow builder edits ``entity_type``'s workflow with: the contract and
+        envelope the org is on, its current definition and draft, the node types and their
+        configuration schemas, the edge labels, the contract's fields."""
+        return await self._store.perform(
+            definitions_ops.builder(self._org, entity_type, can_edit=can_edit), connection
+        )
+
+    async def compile(
+        self, org_definition: Any, *, connection: AsyncConnection | None = None
+    ) -> dict[str, Any]:
+        """Compile ``org_definition`` without publishing it: ``{"ok": True, "compiled",
+        "diff", "warnings"}`` or ``{"ok": False, "errors": [{"code", "message", "slotId",
+        "nodeId", "edgeId", "path", "line", "caret", "rule"}]}``, every problem found."""
+        return await self._store.perform(
+            definitions_ops.compile_definition(self._org, org_definition), connection
+        )
+
+    async def check_expression(
+        self,
+        entity_type: str,
+        expression: str,
+        kind: str = "condition",
+        *,
+        connection: AsyncConnection | None = None,
+    ) -> dict[str, Any]:
+        """Check ``expression`` as a ``kind`` (condition, edge or script) against the
+        fields of ``entity_type``'s contract: ``{"ok": True, "type"}`` or ``{"ok": False,
+        "error": {"code", "message", "line", "caret"}}`` (``caret``: 0-based column)."""
+        return await self._store.perform(
+            definitions_ops.check_expression(self._org, entity_type, expression, kind),
+            connection,
+        )
+
+    async def versions(
+        self, entity_type: str, *, connection: AsyncConnection | None = None
+    ) -> list[dict[str, Any]]:
+        """The org's versions of its ``entity_type`` workflow, newest first."""
+        return await self._store.perform(
+            definitions_ops.versions(self._org, entity_type), connection
+        )
+
+    async def rollback(
+        self,
+        entity_type: str,
+        version_id: str,
+        *,
+        actor: str | None = None,
+        connection: AsyncConnection | None = None,
+    ) -> Published:
+        """Publish the earlier published version ``version_id`` again as the org's current
+        definition (a new version; ``actor`` is recorded). Running instances stay on
+        theirs; new documents follow it."""
+        return await self._store.perform(
+            definitions_ops.rollback(self._org, entity_type, version_id, actor=actor),
+            connection,
+        )

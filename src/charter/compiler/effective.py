@@ -52,7 +52,7 @@ def compile_effective(
                 code="ORG_DEFINITION_INVALID",
             )
         org = OrgWorkflowDefinition.from_json(org)
-    schema: Schema = {"entity": dict(contract.fields)} if contract.fields is not None else {}
+    schema = field_schema(contract)
     nodes: dict[str, dict[str, Any]] = {}
     for node in envelope["nodes"]:
         nodes[node["id"]] = {
@@ -94,6 +94,7 @@ def compile_effective(
             f"Slot {slot_id} is not a slot of the {contract.entity_type} envelope (its slots: "
             f"{', '.join(sorted(slots)) or 'none'}). Patch a declared slot.",
             code="SLOT_UNKNOWN",
+            slot_id=slot_id,
         )
 
     _mark_loops(nodes, edges)
@@ -122,6 +123,11 @@ def compile_effective(
             raise
         raise ContractError(exc.message) from None
     return compiled
+
+
+def field_schema(contract: EntityContract) -> Schema:
+    """What expressions are checked against: the contract's fields as ``entity.*``."""
+    return {"entity": dict(contract.fields)} if contract.fields is not None else {}
 
 
 _WINDOWS = tuple(STRICTNESS)
@@ -244,6 +250,7 @@ def _check_base_ref(org: OrgWorkflowDefinition, envelope: dict[str, Any]) -> Non
             f"The org definition is for entity type {ref.entity_type}, but the envelope is for "
             f"{envelope['entityType']}.",
             code="ENVELOPE_MISMATCH",
+            path="baseRef.entityType",
         )
     if ref.envelope_version != envelope["envelopeVersion"]:
         raise ContractError(
@@ -251,6 +258,7 @@ def _check_base_ref(org: OrgWorkflowDefinition, envelope: dict[str, Any]) -> Non
             f"is version {envelope['envelopeVersion']}. Update baseRef.envelopeVersion after "
             "checking the patches against the new envelope.",
             code="ENVELOPE_VERSION_MISMATCH",
+            path="baseRef.envelopeVersion",
         )
 
 
@@ -284,6 +292,8 @@ def _edit_window(slot: dict[str, Any], patch: SlotGraphPatch) -> str:
             f"slot's {window}; an override may only be stricter (editable < amend_only < "
             "locked).",
             code="SLOT_EDIT_WINDOW_LOOSER",
+            slot_id=slot["slotId"],
+            path="editWindowOverride",
         )
     return str(override)
 
@@ -299,7 +309,9 @@ def _add_slot_nodes(
     ``nodes`` and returns their ids."""
     if not patch.nodes:
         raise ContractError(
-            f"Slot {slot_id}: a patch needs at least one node.", code="SLOT_PATCH_EMPTY"
+            f"Slot {slot_id}: a patch needs at least one node.",
+            code="SLOT_PATCH_EMPTY",
+            slot_id=slot_id,
         )
     prefix = f"usr:{slot_id}:"
     own: set[str] = set()
@@ -310,23 +322,31 @@ def _add_slot_nodes(
                 f"Slot {slot_id}: node id {node.id!r} must be {prefix}<id> (letters, digits, _ "
                 "and -); custom nodes live in their slot's namespace (WF-06).",
                 code="SLOT_NODE_ID_INVALID",
+                slot_id=slot_id,
+                node_id=node.id,
             )
         if node.type not in USER_NODE_TYPES:
             raise ContractError(
                 f"Slot {slot_id}: node {node.id} has type {node.type}, which only the system "
                 f"envelope may use; slot nodes are one of {', '.join(USER_NODE_TYPES)}.",
                 code="SLOT_NODE_TYPE_RESERVED",
+                slot_id=slot_id,
+                node_id=node.id,
             )
         if node.id in own:
             raise ContractError(
-                f"Slot {slot_id}: node {node.id} is declared twice.", code="SLOT_NODE_DUPLICATE"
+                f"Slot {slot_id}: node {node.id} is declared twice.",
+                code="SLOT_NODE_DUPLICATE",
+                slot_id=slot_id,
+                node_id=node.id,
             )
         own.add(node.id)
-        nodes[node.id] = {
-            "id": node.id,
-            "type": node.type,
-            "config": compile_node_config(node.id, node.type, node.config, schema),
-        }
+        try:
+            config = compile_node_config(node.id, node.type, node.config, schema)
+        except ContractError as exc:
+            exc.slot_id = slot_id
+            raise
+        nodes[node.id] = {"id": node.id, "type": node.type, "config": config}
         slot_map[node.id] = slot_id
     return own
 
@@ -349,6 +369,8 @@ def _slot_edges(
                     "inside their slot; the slot is attached to the envelope automatically "
                     "(WF-06).",
                     code="SLOT_EDGE_OUT_OF_SCOPE",
+                    slot_id=slot_id,
+                    edge_id=edge.id,
                 )
         if (
             edge.id.startswith("sys:")
@@ -358,6 +380,8 @@ def _slot_edges(
             raise ContractError(
                 f"Slot {slot_id}: edge id {edge.id} is reserved or used twice.",
                 code="SLOT_EDGE_ID_INVALID",
+                slot_id=slot_id,
+                edge_id=edge.id,
             )
         patch_edges.append(
             _edge(
@@ -366,14 +390,14 @@ def _slot_edges(
                 slot_id,
                 label=edge.label,
                 priority=edge.priority,
-                condition=_edge_condition(slot_id, edge.id, edge.condition, schema),
+                condition=edge_condition(slot_id, edge.id, edge.condition, schema),
                 edge_id_=edge.id,
             )
         )
     return patch_edges
 
 
-def _edge_condition(
+def edge_condition(
     slot_id: str, edge: str, condition: str | None, schema: Schema
 ) -> dict[str, Any] | None:
     if condition is None:
@@ -384,6 +408,11 @@ def _edge_condition(
         raise ContractError(
             f"Slot {slot_id}: edge {edge}: condition: {exc.message}",
             code="SLOT_EDGE_CONDITION_INVALID",
+            slot_id=slot_id,
+            edge_id=edge,
+            path="condition",
+            line=exc.line,
+            caret=exc.column - 1,
         ) from exc
 
 
@@ -399,25 +428,80 @@ def _slot_starts_and_ends(
         incoming[edge.target_node_id] += 1
     starts = sorted(n for n in own if incoming[n] == 0)
     ends = sorted(n for n in own if outgoing[n] == 0)
-    if not starts or not ends:
+    cycle = _cycle_edge(patch, own)
+    if cycle is not None:
         raise ContractError(
-            f"Slot {slot_id}: the patch's edges form a cycle; a slot's body "
+            f"Slot {slot_id}: the patch's edges form a cycle (edge {cycle.id}, "
+            f"{cycle.source_node_id} -> {cycle.target_node_id}, closes it); a slot's body "
             "must be acyclic (WF-06).",
             code="WORKFLOW_CYCLE",
+            slot_id=slot_id,
+            edge_id=cycle.id,
+            node_id=cycle.target_node_id,
         )
     if patch.entry_edge_mode == "serial" and len(starts) != 1:
+        # The first nodes apart from the one that leads furthest: most likely the ones
+        # nothing was connected to.
+        stray = _least_connected(starts, patch, forward=True)
         raise ContractError(
             f"Slot {slot_id}: entryEdgeMode serial needs exactly one first node, found "
             f"{', '.join(starts)}; connect them or use entryEdgeMode branch.",
             code="SLOT_ENTRY_INVALID",
+            slot_id=slot_id,
+            node_ids=tuple(stray),
         )
     if patch.exit_edge_mode == "single" and len(ends) != 1:
+        stray = _least_connected(ends, patch, forward=False)
         raise ContractError(
             f"Slot {slot_id}: exitEdgeMode single needs exactly one last node, found "
             f"{', '.join(ends)}; join them or use exitEdgeMode join.",
             code="SLOT_EXIT_INVALID",
+            slot_id=slot_id,
+            node_ids=tuple(stray),
         )
     return starts, ends
+
+
+def _cycle_edge(patch: SlotGraphPatch, own: set[str]) -> Any:
+    """An edge of the patch on a cycle (the first by id), or None: what is left once every
+    node without an incoming edge is peeled off, repeatedly, lies on or behind a cycle."""
+    left = set(own)
+    while True:
+        targets = {e.target_node_id for e in patch.edges if e.source_node_id in left}
+        peel = left - targets
+        if not peel:
+            break
+        left -= peel
+    closing = sorted(
+        (e for e in patch.edges if e.source_node_id in left and e.target_node_id in left),
+        key=lambda e: e.id,
+    )
+    return closing[0] if closing else None
+
+
+def _least_connected(candidates: list[str], patch: SlotGraphPatch, *, forward: bool) -> list[str]:
+    """All of ``candidates`` but the one reaching the most nodes (downstream if
+    ``forward``, else upstream)."""
+    links: dict[str, list[str]] = {}
+    for e in patch.edges:
+        a, b = (
+            (e.source_node_id, e.target_node_id)
+            if forward
+            else (e.target_node_id, e.source_node_id)
+        )
+        links.setdefault(a, []).append(b)
+
+    def reach(node: str) -> int:
+        seen, frontier = {node}, [node]
+        while frontier:
+            for nxt in links.get(frontier.pop(), []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        return len(seen)
+
+    keep = max(candidates, key=lambda n: (reach(n), n))
+    return [n for n in candidates if n != keep]
 
 
 def _attach_slot(
@@ -480,6 +564,9 @@ def _mark_loops(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> None
                 f"Edge {loop} ({edge['source']} -> {edge['target']}) closes a cycle; only the "
                 "envelope's lifecycle may loop back (WF-06). Make the slot's body acyclic.",
                 code="WORKFLOW_CYCLE",
+                edge_id=loop,
+                node_id=edge["target"],
+                slot_id=None if edge["provenance"] == "envelope" else edge["provenance"],
             )
         edge["loop"] = True
 
@@ -504,7 +591,9 @@ def _check_graph(nodes: dict[str, Any], edges: dict[str, dict[str, Any]]) -> Non
         missing = sorted(set(nodes) - seen)
         if missing:
             raise ContractError(
-                f"Node(s) {', '.join(missing)} {what}; {fix}.", code="WORKFLOW_UNREACHABLE"
+                f"Node(s) {', '.join(missing)} {what}; {fix}.",
+                code="WORKFLOW_UNREACHABLE",
+                node_ids=tuple(missing),
             )
 
 
@@ -526,6 +615,7 @@ def _check_parallel(
                 f"Node {node_id}: a parallel_split needs two or more outgoing "
                 f"paths, has {len(leaving)}.",
                 code="WORKFLOW_SPLIT_INVALID",
+                node_id=node_id,
             )
     for node_id, node in sorted(nodes.items()):
         if node["type"] != "parallel_join":
@@ -541,6 +631,7 @@ def _check_parallel(
                     else f"only {len(arriving)} path arrives."
                 ),
                 code="WORKFLOW_JOIN_INVALID",
+                node_id=node_id,
             )
         ancestors = _ancestors(node_id, predecessors)
         paths = [
@@ -553,6 +644,7 @@ def _check_parallel(
                 f"Node {node_id}: it joins {len(arriving)} paths, but its parallel_split "
                 f"{split} sends {len(paths)} towards it; join exactly the split's paths.",
                 code="WORKFLOW_JOIN_INVALID",
+                node_id=node_id,
             )
         joins[node_id] = {
             "requiredTokenCount": len(paths),

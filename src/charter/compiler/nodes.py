@@ -67,24 +67,22 @@ class _Config:
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value.strip():
-            _fail(self.node_id, f"{key} must be a non-empty string")
+            _fail(self.node_id, f"{key} must be a non-empty string", key)
         return value
 
     def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
         value = self.config.get(key, default)
         if value not in options:
-            _fail(self.node_id, f"{key}={shown(value)} is not one of {', '.join(options)}")
+            _fail(self.node_id, f"{key}={shown(value)} is not one of {', '.join(options)}", key)
         return str(value)
 
     def expression(self, key: str, source: Any, *, boolean: bool = False) -> dict[str, Any]:
         if not isinstance(source, str):
-            _fail(self.node_id, f"{key} must be an expression string")
+            _fail(self.node_id, f"{key} must be an expression string", key)
         try:
             return compile_expression(source, self.schema, boolean=boolean)
         except ExpressionError as exc:
-            raise ContractError(
-                f"Node {self.node_id}: {key}: {exc.message}", code="NODE_CONFIG_INVALID"
-            ) from exc
+            raise _expression_failed(self.node_id, key, exc) from exc
 
     def payload(self, key: str) -> dict[str, Any]:
         """``payloadTemplate``: field or body key → expression, the same in every node type
@@ -95,6 +93,7 @@ class _Config:
                 self.node_id,
                 f"{key} must map names to expressions, e.g. "
                 '{"total": "entity.grand_total", "kind": "\'invoice\'"}',
+                key,
             )
         return {k: self._payload_value(f"{key}.{k}", v) for k, v in sorted(payload.items())}
 
@@ -105,14 +104,13 @@ class _Config:
                 f"{key} is {shown(value)}, not an expression: write the value as an expression "
                 'string (a number as "5", text quoted as "\'text\'", a field as '
                 '"entity.total")',
+                key,
             )
         try:
             return compile_expression(value, self.schema)
         except ExpressionError as exc:
             if PLACEHOLDER.search(value) is None:
-                raise ContractError(
-                    f"Node {self.node_id}: {key}: {exc.message}", code="NODE_CONFIG_INVALID"
-                ) from exc
+                raise _expression_failed(self.node_id, key, exc) from exc
         # A {…} text template, as webhook payloads once were (and "entity.ref" went out as
         # the literal text): say what to write instead.
         single = re.fullmatch(r"\s*\{([^{}]*)\}\s*", value)
@@ -125,14 +123,15 @@ class _Config:
             self.node_id,
             f"{key} is the text template {value!r}, but payload values are expressions: {fix} "
             "({…} templates are for text settings: url, headers, subject, body)",
+            key,
         )
         return {}
 
     def template(self, key: str, value: Any) -> str:
         if not isinstance(value, str):
-            _fail(self.node_id, f"{key} must be a string template")
+            _fail(self.node_id, f"{key} must be a string template", key)
         if value.count("{") != value.count("}"):
-            _fail(self.node_id, f"{key} has unbalanced braces: {value!r}")
+            _fail(self.node_id, f"{key} has unbalanced braces: {value!r}", key)
         for placeholder in PLACEHOLDER.findall(value):
             try:
                 compiled = compile_expression(placeholder.strip(), self.schema)
@@ -141,12 +140,15 @@ class _Config:
                     f"Node {self.node_id}: {key}: the placeholder {{{placeholder}}} is not a "
                     f"variable path: {exc.message.splitlines()[0]}",
                     code="NODE_CONFIG_INVALID",
+                    node_id=self.node_id,
+                    path=f"config.{key}",
                 ) from None
             if compiled["ast"]["type"] != "var":
                 _fail(
                     self.node_id,
                     f"{key}: the placeholder {{{placeholder}}} must be a path "
                     "like {entity.shipment_id}",
+                    key,
                 )
         return str(value)
 
@@ -159,12 +161,29 @@ class _Config:
                 self.node_id,
                 f"{key}={shown(value)} is not a positive ISO 8601 duration such as PT24H, P3D "
                 "or PT90M",
+                key,
             )
         return value
 
 
-def _fail(node_id: str, message: str) -> None:
-    raise ContractError(f"Node {node_id}: {message}.", code="NODE_CONFIG_INVALID")
+def _fail(node_id: str, message: str, key: str | None = None) -> None:
+    raise ContractError(
+        f"Node {node_id}: {message}.",
+        code="NODE_CONFIG_INVALID",
+        node_id=node_id,
+        path=None if key is None else f"config.{key}",
+    )
+
+
+def _expression_failed(node_id: str, key: str, exc: ExpressionError) -> ContractError:
+    return ContractError(
+        f"Node {node_id}: {key}: {exc.message}",
+        code="NODE_CONFIG_INVALID",
+        node_id=node_id,
+        path=f"config.{key}",
+        line=exc.line,
+        caret=exc.column - 1,
+    )
 
 
 def _compile(c: _Config, spec: NodeType) -> dict[str, Any]:
@@ -190,7 +209,7 @@ def _compile(c: _Config, spec: NodeType) -> dict[str, Any]:
 def _text(c: _Config, key: str, setting: Setting) -> str | None:
     value = c.text(key, required=setting.required)
     if value is not None and setting.pattern and not matches(setting.pattern, value):
-        _fail(c.node_id, setting.mismatch.format(key=key, value=value))
+        _fail(c.node_id, setting.mismatch.format(key=key, value=value), key)
     return value
 
 
@@ -210,7 +229,7 @@ def _template(c: _Config, key: str, setting: Setting) -> str | None:
         return None
     value = c.template(key, c.config.get(key))
     if setting.pattern and not matches(setting.pattern, value):
-        _fail(c.node_id, setting.mismatch.format(key=key, value=value))
+        _fail(c.node_id, setting.mismatch.format(key=key, value=value), key)
     return value
 
 
@@ -226,10 +245,12 @@ def _headers(c: _Config, key: str, setting: Setting) -> dict[str, str]:
     """Header name → text template (``"Bearer {org.token}"``)."""
     headers = c.config.get(key, {})
     if not isinstance(headers, dict):
-        _fail(c.node_id, f'{key} must map header names to text, e.g. {{"X-Source": "charter"}}')
+        _fail(
+            c.node_id, f'{key} must map header names to text, e.g. {{"X-Source": "charter"}}', key
+        )
     for name in headers:
         if not matches(HEADER_NAME, str(name)):
-            _fail(c.node_id, f"header {name!r} is set by charter; leave it out")
+            _fail(c.node_id, f"header {name!r} is set by charter; leave it out", f"{key}.{name}")
     return {k: c.template(f"{key}.{k}", v) for k, v in sorted(headers.items())}
 
 
@@ -240,6 +261,7 @@ def _approvers(c: _Config, key: str, setting: Setting) -> list[dict[str, Any]]:
             c.node_id,
             f"an inline approval needs a non-empty {key} list, e.g. "
             '[{"role": "finance_manager"}]',
+            key,
         )
     compiled: list[dict[str, Any]] = []
     assert isinstance(approvers, list)
@@ -253,14 +275,19 @@ def _approvers(c: _Config, key: str, setting: Setting) -> list[dict[str, Any]]:
                 c.node_id,
                 f'{key}[{n}] must be one of {{"user": id}}, {{"role": name}}, '
                 '{"rule": expression} or {"managerOf": "requester"}',
+                f"{key}[{n}]",
             )
         kind, value = next(iter(approver.items()))
         if kind == "rule":
             compiled.append({"rule": c.expression(f"{key}[{n}].rule", value)})
         elif kind == "managerOf" and value != "requester":
-            _fail(c.node_id, f'{key}[{n}].managerOf must be "requester", not {shown(value)}')
+            _fail(
+                c.node_id,
+                f'{key}[{n}].managerOf must be "requester", not {shown(value)}',
+                f"{key}[{n}]",
+            )
         elif not isinstance(value, str) or not value:
-            _fail(c.node_id, f"{key}[{n}].{kind} must be a non-empty string")
+            _fail(c.node_id, f"{key}[{n}].{kind} must be a non-empty string", f"{key}[{n}]")
         else:
             compiled.append({kind: value})
     return compiled

@@ -63,6 +63,16 @@ def compile_expression(
     (conditions, edge conditions, rules, policy rules): an expression that cannot be true or
     false is EXPR_TYPE_MISMATCH (one of unknown type, a path nothing declares, passes).
     """
+    return _compile(source, schema, boolean)[0]
+
+
+def expression_type(source: str, schema: Schema | None = None, *, boolean: bool = False) -> str:
+    """The type ``source`` evaluates to (one of :data:`TYPES`), checked as
+    :func:`compile_expression` checks it; an editor shows it beside the expression."""
+    return _compile(source, schema, boolean)[1]
+
+
+def _compile(source: str, schema: Schema | None, boolean: bool) -> tuple[dict[str, Any], str]:
     if not isinstance(source, str):
         raise ExpressionError("An expression must be a string.", code="EXPR_SYNTAX")
     schema = _checked_schema(schema)
@@ -93,7 +103,7 @@ def compile_expression(
         )
     _check_depth(source, typed.ast, tree)
     _check_dereferences(source, typed.ast)
-    return {"expression": source, "ast": typed.ast}
+    return {"expression": source, "ast": typed.ast}, typed.type
 
 
 def _checked_schema(schema: Any) -> Schema:

@@ -51,5 +51,11 @@ def dashboard_routes() -> list[Route | Mount]:
             name="notifications",
         ),
         Route("/definitions", definitions.definitions_page, methods=["GET"], name="definitions"),
+        Route(
+            "/definitions/{entity_type}/builder",
+            definitions.builder_page,
+            methods=["GET"],
+            name="definition_builder",
+        ),
         Mount("/static", StaticFiles(directory=str(ASSETS / "static")), name="static"),
     ]

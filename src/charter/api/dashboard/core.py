@@ -52,7 +52,9 @@ def path_for(request: Request, name: str, /, **params: Any) -> str:
     """The path of the dashboard's route ``name``, under the prefix the app is served at
     (a Starlette ``Mount``, or a proxy's ``root_path``). A path, not a URL: behind a proxy
     the scheme and host the server sees are not the browser's."""
-    escaped = {k: quote(str(v), safe="") for k, v in params.items()}  # an id with "/" or "?"
+    # An id with "/" or "?" is escaped; a static file's path keeps its folders.
+    safe = "/" if name == "static" else ""
+    escaped = {k: quote(str(v), safe=safe) for k, v in params.items()}
     path = request.app.router.url_path_for(name, **escaped)
     return str(request.scope.get("root_path", "")).rstrip("/") + str(path)
 

@@ -11,6 +11,7 @@ from charter.api.routes import (  # noqa: F401  (each registers its endpoints)
     health,
     notifications,
     runs,
+    templates,
 )
 from charter.api.routing import ROUTES, ApiRoute, starlette_routes
 

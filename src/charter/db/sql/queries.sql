@@ -312,6 +312,19 @@ SELECT charter.rebase_source(%(org_id)s, %(entity_type)s);
 SELECT charter.rebase_definition(%(org_id)s, %(entity_type)s, %(from_version_id)s, %(envelope_version)s,
                                  %(definition)s, %(compiled)s);
 
+-- name: definition_builder
+-- What the workflow builder starts from: contract, envelope, current definition and draft.
+SELECT charter.definition_builder(%(org_id)s, %(entity_type)s, %(envelope_version)s::numeric);
+
+-- name: definition_versions
+-- The org's versions of its workflow for an entity type, newest first.
+SELECT charter.definition_versions(%(org_id)s, %(entity_type)s);
+
+-- name: rollback_definition
+-- Publishes an earlier published org definition again.
+SELECT charter.rollback_definition(%(org_id)s, %(entity_type)s, %(version_id)s, %(definition)s,
+                                   %(compiled)s, %(actor)s);
+
 -- name: engine_versions
 -- The contracted workflows the documents engine may run, for it to verify first.
 SELECT charter.engine_versions(%(known)s::text[]);

@@ -62,6 +62,7 @@ GRANT EXECUTE ON FUNCTION
     charter.users_with_role, charter.put_org, charter.get_org, charter.save_org_draft,
     charter.publish_org_definition, charter.archive_definition, charter.current_definition,
     charter.publish_contract, charter.rebase_source, charter.rebase_definition,
+    charter.definition_builder, charter.definition_versions, charter.rollback_definition,
     charter.document_workflow, charter.instance_steps,
     charter.compute_instance_projection, charter.send_event, charter.put_rule, charter.get_rule,
     charter.put_schedule, charter.list_schedules, charter.delete_schedule, charter.instance_position,
