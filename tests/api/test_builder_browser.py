@@ -16,7 +16,7 @@ from charter import Client
 from charter.db.store import perform
 from charter.demos.use_cases import invoice_contract, invoice_org
 from charter.ops.api_keys import create_api_key
-from tests.api.test_browser import _present, _shows, _sign_in, _until, browser, server  # noqa: F401
+from tests.api.test_browser import _present, _shows, _sign_in, _until
 
 ORG = "initech"
 # Use case A's threshold condition (demos/use_cases.py invoice_org), typed with a misspelt
@@ -140,7 +140,7 @@ def test_an_admin_builds_the_fast_lane_publishes_it_and_rolls_it_back(
     assert "NODE_CONFIG_INVALID" in node.text
     for other in ("auto_approved", "review"):
         assert _by_id(browser, f"node-{other}").get_attribute("data-problem") == "false"
-    assert not _by_id(browser, "publish").is_enabled()
+    assert not browser.find_element(By.CSS_SELECTOR, '[data-testid="publish"]').is_enabled()
     _by_id(browser, "problem").click()  # selects the node: its form is shown
     _shows(browser, '[data-testid="field-expression-error"]', "grand_totl")
     _type(browser, "field-expression", FAST_LANE)

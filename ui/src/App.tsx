@@ -802,7 +802,7 @@ function VersionsPanel(props: {
         <p className="muted">None published yet.</p>
       ) : (
         <ul>
-          {props.versions.map((v) => (
+          {props.versions.filter((v) => v.kind !== "org_patch" || v.status === "draft").map((v) => (
             <li key={v.versionId} className={v.current ? "current" : ""} data-testid={`version-${v.versionId}`}>
               <span>
                 v{v.version} · {v.status}

@@ -1,6 +1,6 @@
 // One slot's graph on a React Flow canvas: its nodes between the slot's locked entry and exit
 // pins, the edges the org drew, and (dashed) the attachments the compiler adds implicitly.
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   Background,
   Controls,
@@ -8,6 +8,7 @@ import {
   MarkerType,
   Position,
   ReactFlow,
+  useNodesInitialized,
   useReactFlow,
   type Connection,
   type Edge,
@@ -115,6 +116,18 @@ export function SlotCanvas(props: {
   const { slot, patch, problems, diff, showDiff, selected } = props;
   const flow = useReactFlow();
   const [positions, setPositions] = useState<Record<string, { x: number; y: number }>>({});
+  // Nodes are rebuilt on every render, so they carry the sizes React Flow measured (without
+  // them it hides a node until it is measured again, which a node of unchanged size never is).
+  const [sizes, setSizes] = useState<Record<string, { width: number; height: number }>>({});
+  // Fit the view to a new layout once React Flow has measured its nodes.
+  const fitPending = useRef(false);
+  const measured = useNodesInitialized();
+  useEffect(() => {
+    if (fitPending.current && measured) {
+      fitPending.current = false;
+      flow.fitView({ padding: 0.15, maxZoom: 1.1 });
+    }
+  }, [positions, measured, flow]);
   const entry = slot.entryNodeId;
   const exit = slot.exitNodeId;
   const { starts, ends } = startsAndEnds(patch);
@@ -146,9 +159,8 @@ export function SlotCanvas(props: {
       ],
     }).then((p) => {
       if (cancelled) return;
+      fitPending.current = true;
       setPositions(p);
-      // Once the moved nodes are measured.
-      window.setTimeout(() => !cancelled && flow.fitView({ padding: 0.15, maxZoom: 1.1 }), 80);
     });
     return () => {
       cancelled = true;
@@ -164,6 +176,7 @@ export function SlotCanvas(props: {
       id: entry,
       type: "pin",
       position: positions[entry] ?? { x: 0, y: 0 },
+      measured: sizes[entry],
       data: { label: entry, pin: "entry" },
       draggable: false,
       deletable: false,
@@ -174,6 +187,7 @@ export function SlotCanvas(props: {
       id: n.id,
       type: "step",
       position: positions[n.id] ?? { x: 220 + 40 * i, y: 140 + 30 * i },
+      measured: sizes[n.id],
       selected: selected?.kind === "node" && selected.id === n.id,
       draggable: props.editable,
       deletable: props.editable,
@@ -189,6 +203,7 @@ export function SlotCanvas(props: {
       id: exit,
       type: "pin",
       position: positions[exit] ?? { x: 600, y: 0 },
+      measured: sizes[exit],
       data: { label: exit, pin: "exit" },
       draggable: false,
       deletable: false,
@@ -249,6 +264,14 @@ export function SlotCanvas(props: {
 
   const onNodesChange = useCallback(
     (changes: NodeChange[]) => {
+      const measuredNow = changes.filter((c) => c.type === "dimensions" && c.dimensions);
+      if (measuredNow.length) {
+        setSizes((current) => {
+          const next = { ...current };
+          for (const c of measuredNow) if (c.type === "dimensions" && c.dimensions) next[c.id] = c.dimensions;
+          return next;
+        });
+      }
       setPositions((current) => {
         let next = current;
         for (const change of changes) {
