@@ -223,16 +223,29 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
   const useTemplate = async (name: string) => {
     try {
       const template = await api.template(name);
-      const t = template.orgDefinition;
-      if (t.baseRef?.entityType && t.baseRef.entityType !== entityType) {
-        setMessage({ text: `Template ${name} is for ${t.baseRef.entityType}, not ${entityType}.`, bad: true });
+      // A template written for another entity type still fits the slots both declare; the
+      // live compile says whether its expressions fit this contract's fields.
+      const ours = new Set(data.contract.slots.map((s) => s.slotId));
+      const theirs = Object.keys(template.orgDefinition.slots ?? {});
+      const fitting = theirs.filter((s) => ours.has(s));
+      if (fitting.length === 0) {
+        setMessage({
+          text: `Template ${name} fills slot(s) ${theirs.join(", ") || "none"}; ${entityType} declares ${[...ours].join(", ")}.`,
+          bad: true,
+        });
         return;
       }
-      const next = editableCopy(data, t);
-      next.baseRef = { entityType, envelopeVersion: data.envelopeVersion };
+      const next = editableCopy(data, {
+        baseRef: { entityType, envelopeVersion: data.envelopeVersion },
+        slots: Object.fromEntries(fitting.map((s) => [s, template.orgDefinition.slots[s]])),
+      });
       change(next);
+      setSlotId(fitting[0]);
       setSelected(null);
-      setMessage({ text: `Started from template ${template.title ?? name}.` });
+      const skipped = theirs.filter((s) => !ours.has(s));
+      setMessage({
+        text: `Started from template ${template.title ?? name}` + (skipped.length ? ` (not ${entityType}'s: ${skipped.join(", ")}).` : "."),
+      });
     } catch (e: any) {
       setMessage({ text: String(e.message ?? e), bad: true });
     }
@@ -834,16 +847,16 @@ function VersionsPanel(props: {
 }
 
 function TemplatePicker(props: { templates: TemplateSummary[]; entityType: string; onUse: (name: string) => void }) {
-  const fitting = props.templates.filter((t) => !t.entityType || t.entityType === props.entityType);
   const [name, setName] = useState("");
   return (
     <section className="templates" aria-label="Templates">
       <h3>Start from a template</h3>
       <select data-testid="template-select" value={name} onChange={(e) => setName(e.target.value)}>
         <option value="">—</option>
-        {fitting.map((t) => (
+        {props.templates.map((t) => (
           <option key={t.name} value={t.name} title={t.description}>
             {t.title ?? t.name}
+            {t.entityType && t.entityType !== props.entityType ? ` (for ${t.entityType})` : ""}
           </option>
         ))}
       </select>
