@@ -73,8 +73,23 @@ def _add(browser: Any, node_type: str, local_id: str) -> None:
     _by_id(browser, f"node-{local_id}")  # renamed on the canvas
 
 
+def _select(browser: Any, local_id: str) -> None:
+    """Clicks the node on the canvas until its form is the one shown (a click while the
+    layout moves the nodes may land beside it)."""
+    from selenium.common.exceptions import WebDriverException
+
+    def clicked() -> bool:
+        try:
+            _by_id(browser, f"node-{local_id}").click()
+            return _by_id(browser, "field-id").get_attribute("value") == local_id
+        except WebDriverException:
+            return False
+
+    _until(clicked)
+
+
 def _connect(browser: Any, source: str, target: str, label: str) -> None:
-    _by_id(browser, f"node-{source}").click()
+    _select(browser, source)
     _choose(browser, "connect-target", target)
     _choose(browser, "connect-label", label)
     _by_id(browser, "connect").click()

@@ -692,45 +692,59 @@ function SlotSettings(props: { slot: SlotSpec; patch: SlotPatch; editable: boole
         {slot.stableRegion ? " A stable region." : ""}
       </p>
       <fieldset disabled={!props.editable}>
-        <label className="field">
-          <span className="field-name">entry</span>
-          <select
-            data-testid="field-entryEdgeMode"
-            value={patch.entryEdgeMode ?? "serial"}
-            onChange={(e) => props.onPatch({ ...patch, entryEdgeMode: e.target.value as "serial" | "branch" })}
-          >
-            <option value="serial">serial: one first node</option>
-            <option value="branch">branch: several first nodes</option>
-          </select>
-        </label>
-        <label className="field">
-          <span className="field-name">exit</span>
-          <select
-            data-testid="field-exitEdgeMode"
-            value={patch.exitEdgeMode ?? "single"}
-            onChange={(e) => props.onPatch({ ...patch, exitEdgeMode: e.target.value as "single" | "join" })}
-          >
-            <option value="single">single: one last node</option>
-            <option value="join">join: several last nodes</option>
-          </select>
-        </label>
-        <label className="field">
-          <span className="field-name">edit window</span>
-          <select
-            data-testid="field-editWindowOverride"
-            value={patch.editWindowOverride ?? ""}
-            onChange={(e) => props.onPatch({ ...patch, editWindowOverride: e.target.value || undefined })}
-          >
-            <option value="">{slot.defaultEditWindow} (the slot's)</option>
-            {["editable", "amend_only", "locked"].map((w) => (
-              <option key={w} value={w}>
-                {w}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          name="entryEdgeMode"
+          label="entry"
+          value={patch.entryEdgeMode ?? "serial"}
+          options={[
+            ["serial", "serial: one first node"],
+            ["branch", "branch: several first nodes"],
+          ]}
+          onChange={(v) => props.onPatch({ ...patch, entryEdgeMode: v as "serial" | "branch" })}
+        />
+        <SelectField
+          name="exitEdgeMode"
+          label="exit"
+          value={patch.exitEdgeMode ?? "single"}
+          options={[
+            ["single", "single: one last node"],
+            ["join", "join: several last nodes"],
+          ]}
+          onChange={(v) => props.onPatch({ ...patch, exitEdgeMode: v as "single" | "join" })}
+        />
+        <SelectField
+          name="editWindowOverride"
+          label="edit window"
+          value={patch.editWindowOverride ?? ""}
+          options={[
+            ["", `${slot.defaultEditWindow} (the slot's)`],
+            ...["editable", "amend_only", "locked"].map((w): [string, string] => [w, w]),
+          ]}
+          onChange={(v) => props.onPatch({ ...patch, editWindowOverride: v || undefined })}
+        />
       </fieldset>
     </section>
+  );
+}
+
+function SelectField(props: {
+  name: string;
+  label: string;
+  value: string;
+  options: [string, string][];
+  onChange: (value: string) => void;
+}) {
+  return (
+    <label className="field">
+      <span className="field-name">{props.label}</span>
+      <select data-testid={`field-${props.name}`} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
