@@ -1,5 +1,6 @@
 """`charter publish`: an entity contract, and an org's definition of its workflow;
-`charter rebase`: an org onto the newest contract of an entity type."""
+`charter rebase`: an org onto the newest contract of an entity type; `charter versions`: an
+org's versions of a workflow; `charter rollback`: an earlier published one again."""
 
 from __future__ import annotations
 
@@ -34,6 +35,25 @@ def configure(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     option(rebase, "--org", default="default", help="the org to move")
     rebase.set_defaults(handler=rebase_command)
 
+    versions = commands.add_parser(
+        "versions", help="an org's versions of an entity type's workflow, newest first"
+    )
+    versions.add_argument("entity_type", metavar="ENTITY_TYPE", help="e.g. invoice")
+    option(versions, "--org", default="default", help="the org whose versions to list")
+    versions.set_defaults(handler=versions_command)
+
+    rollback = commands.add_parser(
+        "rollback",
+        help="publish an earlier published version of an org's workflow again (running "
+        "instances stay on theirs)",
+    )
+    rollback.add_argument("entity_type", metavar="ENTITY_TYPE", help="e.g. invoice")
+    rollback.add_argument(
+        "version_id", metavar="VERSION_ID", help="the version to restore (charter versions)"
+    )
+    option(rollback, "--org", default="default", help="the org to roll back")
+    rollback.set_defaults(handler=rollback_command)
+
 
 def publish_command(
     *, database_url: str | None, contract: str, org_definition: str | None, org: str
@@ -62,5 +82,35 @@ def rebase_command(*, database_url: str | None, entity_type: str, org: str) -> i
     out.print(
         f"{entity_type}: {moved.status} for org {org}, on contract version "
         f"{moved.envelope_version} ({what})"
+    )
+    return 0
+
+
+def versions_command(*, database_url: str | None, entity_type: str, org: str) -> int:
+    with Client(database_url, org_id=org) as client:
+        listed = client.definitions.versions(entity_type)
+    if not listed:
+        out.print(f"{entity_type}: org {org} runs the bare envelope (no versions)")
+    for v in listed:
+        marks = ["current"] if v["current"] else []
+        if v.get("rollbackOf"):
+            marks.append(f"rollback of {v['rollbackOf']}")
+        out.print(
+            f"{v['versionId']}  v{v['version']}  {v['kind']:<9} {v['status']:<9} "
+            f"envelope v{v['envelopeVersion']}  {str(v['createdAt'])[:19]}"
+            + (f"  ({', '.join(marks)})" if marks else "")
+        )
+    return 0
+
+
+def rollback_command(
+    *, database_url: str | None, entity_type: str, version_id: str, org: str
+) -> int:
+    with Client(database_url, org_id=org) as client:
+        restored = client.definitions.rollback(entity_type, version_id, actor="cli")
+    out.print(
+        f"{entity_type}: {restored.status} for org {org}: effective {restored.version_id} "
+        f"(version {restored.version}, envelope v{restored.envelope_version}), restoring "
+        f"{version_id}"
     )
     return 0

@@ -339,7 +339,9 @@ def check_expression(
             "edge's condition must be true or false; a script may give any value)."
         )
     found = yield from _source(org_id, entity_type)
-    schema = field_schema(EntityContract.from_json(found["contract"]))
+    # The envelope's copy of the contract, as written (the stored one has its policy rules
+    # compiled beside them).
+    schema = field_schema(EntityContract.from_json(found["envelope"]["contract"]))
     try:
         kind_of = expression_type(expression, schema, boolean=EXPRESSION_KINDS[kind])
     except ExpressionError as exc:

@@ -16,11 +16,7 @@ DECLARE
     v_current  charter.workflow_versions;
     v_draft    charter.workflow_versions;
 BEGIN
-    IF p_entity_type IS NULL OR p_entity_type !~ '^[a-z][a-z0-9_]*$' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH022',
-            MESSAGE = format('%L is not an entity type', p_entity_type),
-            HINT = 'Entity types are lower-case names of letters, digits and _ (e.g. ap_invoice).';
-    END IF;
+    PERFORM charter._check_entity_type(p_entity_type);
     v_newest := charter._current_contract(p_entity_type);
     IF p_envelope_version IS NULL THEN
         v_envelope := charter._org_contract(v_org, p_entity_type);

@@ -12,11 +12,7 @@ AS $$
 DECLARE
     v_org text := charter._acting_org(p_org_id);
 BEGIN
-    IF p_entity_type IS NULL OR p_entity_type !~ '^[a-z][a-z0-9_]*$' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CH022',
-            MESSAGE = format('%L is not an entity type', p_entity_type),
-            HINT = 'Entity types are lower-case names of letters, digits and _ (e.g. ap_invoice).';
-    END IF;
+    PERFORM charter._check_entity_type(p_entity_type);
     PERFORM charter._current_contract(p_entity_type);  -- ENTITY_TYPE_UNKNOWN
     RETURN QUERY
     SELECT jsonb_build_object(
