@@ -528,7 +528,7 @@ function NodeInspector(props: {
     props.onPatch({ ...patch, nodes: patch.nodes.map((n) => (n.id === nodeId ? { ...n, config } : n)) });
   const outgoing = patch.edges.filter((e) => e.sourceNodeId === nodeId);
   return (
-    <section className="inspector" data-testid="node-inspector">
+    <section className="inspector" data-testid="inspector-node">
       <h3>
         {node.type.replace("_", " ")} <span className="muted">node</span>
       </h3>
@@ -631,7 +631,7 @@ function EdgeInspector(props: {
   const set = (changes: Partial<OrgEdge>) =>
     props.onPatch({ ...patch, edges: patch.edges.map((e) => (e.id === edgeId ? { ...e, ...changes } : e)) });
   return (
-    <section className="inspector" data-testid="edge-inspector">
+    <section className="inspector" data-testid="inspector-edge">
       <h3>
         Edge <span className="muted">{edge.id}</span>
       </h3>

@@ -2,6 +2,7 @@
 // pins, the edges the org drew, and (dashed) the attachments the compiler adds implicitly.
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
+  BaseEdge,
   Background,
   Controls,
   Handle,
@@ -12,6 +13,7 @@ import {
   useReactFlow,
   type Connection,
   type Edge,
+  type EdgeProps,
   type Node,
   type NodeChange,
   type NodeProps,
@@ -49,7 +51,7 @@ const StepView = memo(function StepView({ data, selected }: NodeProps<StepNode>)
       <div className="step-id">{data.local}</div>
       {data.summary && <div className="step-summary">{data.summary}</div>}
       {data.problems.map((p) => (
-        <div className="step-problem" key={p.key} data-testid="node-problem" title={p.message}>
+        <div className="step-problem" key={p.key} data-testid="canvas-problem" title={p.message}>
           <b>{p.code}</b> {p.message}
         </div>
       ))}
@@ -69,6 +71,15 @@ const PinView = memo(function PinView({ data }: NodeProps<PinNode>) {
 });
 
 const nodeTypes = { step: StepView, pin: PinView };
+
+/** The envelope's direct edge a slot replaces, drawn as an arc under the slot's nodes. */
+function RemovedEdge({ sourceX, sourceY, targetX, targetY, markerEnd, style }: EdgeProps) {
+  const depth = 110 + Math.abs(targetX - sourceX) / 8;
+  const path = `M ${sourceX},${sourceY} C ${sourceX + 60},${sourceY + depth} ${targetX - 60},${targetY + depth} ${targetX},${targetY}`;
+  return <BaseEdge path={path} markerEnd={markerEnd} style={style} />;
+}
+
+const edgeTypes = { removed: RemovedEdge };
 
 function summary(type: string, config: Record<string, unknown>): string {
   const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
@@ -232,7 +243,7 @@ export function SlotCanvas(props: {
     if (showDiff && diff) {
       for (const r of diff.replacedEdges) {
         if (r.source === entry && r.target === exit) {
-          edges.push(implicit(`removed:${r.id}`, entry, exit, "diff-removed"));
+          edges.push({ ...implicit(`removed:${r.id}`, entry, exit, "diff-removed"), type: "removed" });
         }
       }
     }
@@ -308,6 +319,7 @@ export function SlotCanvas(props: {
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
         onNodesChange={onNodesChange}
         onConnect={(c) => c.source && c.target && props.onConnect(c.source, c.target)}
         isValidConnection={isValidConnection}
