@@ -149,6 +149,14 @@ export function App(props: { api: Api; entityType: string; definitionsUrl: strin
 
   const ctx: FormContext = useMemo(() => ({ api, entityType }), [api, entityType]);
 
+  // Leaving with unsaved changes asks first.
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
+
   if (loadError) return <div className="builder-error">Could not load the builder: {loadError}</div>;
   if (!data || !def) return <div className="builder-loading">Loading…</div>;
 
