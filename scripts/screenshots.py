@@ -80,7 +80,7 @@ def main() -> int:
                         signed_in = admin.key
                     _sign_in(browser, base, str(signed_in))
                     browser.get(base + path)
-                    time.sleep(2 if name == "builder" else 0.3)  # the builder lays out and compiles
+                    time.sleep(4 if name == "builder" else 0.3)  # the builder lays out and compiles
                     browser.save_screenshot(str(OUT / f"{name}{suffix}.png"))
                     if suffix:
                         break  # one phone-width page is enough to show it works there

@@ -19,7 +19,7 @@ import {
   type NodeProps,
 } from "@xyflow/react";
 import type { CompileError, SlotDiff, SlotPatch, SlotSpec } from "./api";
-import { layout } from "./layout";
+import { NODE_H, layout } from "./layout";
 import { localId, startsAndEnds } from "./model";
 
 export interface Problem extends CompileError {
@@ -73,9 +73,11 @@ const PinView = memo(function PinView({ data }: NodeProps<PinNode>) {
 const nodeTypes = { step: StepView, pin: PinView };
 
 /** The envelope's direct edge a slot replaces, drawn as an arc under the slot's nodes. */
-function RemovedEdge({ sourceX, sourceY, targetX, targetY, markerEnd, style }: EdgeProps) {
-  const depth = 110 + Math.abs(targetX - sourceX) / 8;
-  const path = `M ${sourceX},${sourceY} C ${sourceX + 60},${sourceY + depth} ${targetX - 60},${targetY + depth} ${targetX},${targetY}`;
+function RemovedEdge({ sourceX, sourceY, targetX, targetY, markerEnd, style, data }: EdgeProps) {
+  // A cubic's middle reaches 3/4 of its control points' depth: pass 30 px under the lowest node.
+  const below = typeof data?.below === "number" ? data.below : sourceY + 80;
+  const control = sourceY + (below + 30 - sourceY) / 0.75;
+  const path = `M ${sourceX},${sourceY} C ${sourceX + 60},${control} ${targetX - 60},${control} ${targetX},${targetY}`;
   return <BaseEdge path={path} markerEnd={markerEnd} style={style} />;
 }
 
@@ -136,7 +138,11 @@ export function SlotCanvas(props: {
   useEffect(() => {
     if (fitPending.current && measured) {
       fitPending.current = false;
-      flow.fitView({ padding: 0.15, maxZoom: 1.1 });
+      const fit = () => flow.fitView({ padding: 0.15, maxZoom: 1.1 });
+      fit();
+      // Again once the store has the new positions, should this render have run first.
+      const again = window.setTimeout(fit, 150);
+      return () => window.clearTimeout(again);
     }
   }, [positions, measured, flow]);
   const entry = slot.entryNodeId;
@@ -243,7 +249,8 @@ export function SlotCanvas(props: {
     if (showDiff && diff) {
       for (const r of diff.replacedEdges) {
         if (r.source === entry && r.target === exit) {
-          edges.push({ ...implicit(`removed:${r.id}`, entry, exit, "diff-removed"), type: "removed" });
+          const below = Math.max(...patch.nodes.map((n) => (positions[n.id]?.y ?? 0) + NODE_H));
+          edges.push({ ...implicit(`removed:${r.id}`, entry, exit, "diff-removed"), type: "removed", data: { below } });
         }
       }
     }
@@ -266,6 +273,21 @@ export function SlotCanvas(props: {
       data: { edgeId: e.id },
     });
   }
+
+  // Keep the slot in view when the canvas itself changes size (window, panels).
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = box.current;
+    if (!element || typeof ResizeObserver === "undefined") return;
+    let last = "";
+    const observer = new ResizeObserver(([entry]) => {
+      const size = `${Math.round(entry.contentRect.width)}x${Math.round(entry.contentRect.height)}`;
+      if (last && size !== last) flow.fitView({ padding: 0.15, maxZoom: 1.1 });
+      last = size;
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [flow]);
 
   const own = useMemo(() => new Set(patch.nodes.map((n) => n.id)), [patch]);
   const isValidConnection = useCallback(
@@ -299,6 +321,7 @@ export function SlotCanvas(props: {
 
   return (
     <div
+      ref={box}
       className="canvas"
       data-testid="canvas"
       onDragOver={(e) => {
