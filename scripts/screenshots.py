@@ -46,10 +46,12 @@ def main() -> int:
             client.definitions.publish(contract, definition)
         client.directory.put_user("clerk", roles=["ap_clerk"], email="clerk@localhost")
         client.directory.put_user("clerk2", roles=["ap_clerk"], email="clerk2@localhost")
+        client.directory.put_user("admin", roles=["admin"], email="admin@localhost")
         client.directory.put_org({"trusted_vendors": ["v-trusted"]})
         with psycopg.connect(url, autocommit=True) as conn:
             key = perform(conn, create_api_key("acme", "clerk2", "screenshots", "script")).key
             ops = perform(conn, create_api_key("acme", "service:ops", "screenshots", "script"))
+            admin = perform(conn, create_api_key("acme", "admin", "screenshots", "script"))
         ops_key = ops.key
         for total, vendor in ((120, "v-trusted"), (9400, "v-1"), (12800, "v-2")):
             doc = client.documents.create("ap_invoice", {"grand_total": total, "vendor_id": vendor},
@@ -65,6 +67,7 @@ def main() -> int:
     shots = {
         "health": "/", "runs": "/runs", "run": f"/runs/{run_id}", "documents": "/documents",
         "document": f"/documents/{document_id}", "inbox": "/inbox", "dead-letters": "/dead-letters",
+        "builder": "/definitions/ap_invoice/builder",
     }  # fmt: skip
     server, base = _serve(url)
     try:
@@ -73,9 +76,11 @@ def main() -> int:
             try:
                 for name, path in shots.items():
                     signed_in = ops_key if name in ("dead-letters", "run", "runs") else key
+                    if name == "builder":
+                        signed_in = admin.key
                     _sign_in(browser, base, str(signed_in))
                     browser.get(base + path)
-                    time.sleep(0.3)
+                    time.sleep(4 if name == "builder" else 0.3)  # the builder lays out and compiles
                     browser.save_screenshot(str(OUT / f"{name}{suffix}.png"))
                     if suffix:
                         break  # one phone-width page is enough to show it works there
