@@ -580,6 +580,18 @@ SELECT charter.metrics_counts(%(org_id)s);
 -- A run's compiled workflow and each node's state, for the dashboard.
 SELECT charter.run_graph(%(org_id)s, %(run_id)s);
 
+-- name: documents_shown
+-- The dashboard's document list: filtered, searched by title, with the contract's columns.
+SELECT charter.documents_shown(%(org_id)s, %(entity_type)s, %(state)s, %(query)s, %(limit)s);
+
+-- name: document_shown
+-- A document's page: its title, lifecycle and history as people read it.
+SELECT charter.document_shown(%(org_id)s, %(document_id)s);
+
+-- name: run_titles
+-- The runs that are document instances, each named by its document's title.
+SELECT charter.run_titles(%(org_id)s, %(run_ids)s);
+
 -- name: definition_overview
 -- The definitions page: each entity type with a contract, and the org's versions.
 SELECT charter.definition_overview(%(org_id)s);

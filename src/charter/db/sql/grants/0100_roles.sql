@@ -89,6 +89,11 @@ GRANT EXECUTE ON FUNCTION
     charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview,
     charter.approvals_closed_for, charter.approval_inbox_shown
 TO charter_app;
+-- The dashboard's readable pages: documents by title, a document's lifecycle and history,
+-- runs named by their document.
+GRANT EXECUTE ON FUNCTION
+    charter.documents_shown, charter.document_shown, charter.run_titles
+TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,
     charter.directory_users, charter.directory_orgs, charter.workflow_instances
