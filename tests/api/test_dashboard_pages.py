@@ -61,6 +61,8 @@ def test_documents_are_listed_by_title_filtered_by_state_and_type_and_searched(s
     assert _listed(site.get("/documents?q=ap_invoice&state=draft").text) == [first.id]
     shown = site.get("/documents", params={"q": '"><script>x</script>'}).text
     assert "<script>x" not in shown and "&#34;&gt;&lt;script&gt;" in shown
+    refused = site.get("/documents", params={"q": "a\x00b"})  # no text PostgreSQL takes
+    assert refused.status_code == 422 and "ARGUMENT_INVALID" in refused.text, refused.text[:300]
 
 
 def test_the_list_shows_a_contracts_columns(site, keys, acme, sql):
