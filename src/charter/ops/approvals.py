@@ -56,6 +56,8 @@ class ApprovalRequest:
     # Whom segregation of duties left out of the approvers, and why: "requester",
     # "authored version 2", "decided stage 1".
     excluded: dict[str, str] = field(default_factory=dict)
+    # The document's title at the pinned version (charter._document_title).
+    title: str = ""
 
 
 def request(data: dict[str, Any]) -> ApprovalRequest:
@@ -78,6 +80,7 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
         delegated=data.get("delegated") or {},
         escalated_at=timestamp(data.get("escalatedAt")),
         excluded=data.get("excluded") or {},
+        title=data.get("title") or "",
         decisions=[
             Decision(
                 id=d["id"],
