@@ -104,6 +104,9 @@ class Document:
     amended_by: str | None = None
     # Its workflow instance, as documents.get and documents.wait read it (None otherwise).
     workflow: DocumentWorkflow | None = None
+    # What people call it: the contract's display.title rendered (charter._document_title),
+    # else "<Entity type> <first 8 of the id>".
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ def document(data: dict[str, Any]) -> Document:
         trace_id=data.get("traceId"),
         amended_by=data.get("amendedBy"),
         workflow=document_workflow(data.get("workflow")),
+        title=data.get("title") or "",
     )
 
 

@@ -604,6 +604,6 @@ SELECT charter.event_traces(%(events)s::jsonb);
 -- Node evidence the given documents' instances wrote since a time (one engine batch).
 SELECT charter.trace_nodes(%(documents)s::jsonb, %(since)s);
 
--- name: approvals_closed_for
--- Requests a user was asked to decide that closed without them (recently).
-SELECT charter.approvals_closed_for(%(org_id)s, %(user_id)s);
+-- name: approvals_decided_for
+-- A page of the requests a user was asked to decide that they decided or that closed.
+SELECT charter.approvals_decided_for(%(org_id)s, %(user_id)s, %(limit)s, %(offset)s);

@@ -87,7 +87,7 @@ GRANT EXECUTE ON FUNCTION
     charter.waiting_instances,
     charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance,
     charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview,
-    charter.approvals_closed_for, charter.approval_inbox_shown
+    charter.approvals_decided_for, charter.approval_inbox_shown
 TO charter_app;
 -- The dashboard's readable pages: documents by title, a document's lifecycle and history,
 -- runs named by their document.
