@@ -18,8 +18,7 @@ AS $$
           FROM charter.workflows AS w JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
          WHERE w.slug LIKE 'envelope:%' AND v.contract IS NOT NULL
     ), shown AS (
-        SELECT d.updated_at, d.id,
-               charter._document_json(d) || jsonb_build_object('title', charter._shown_title(d)) AS doc
+        SELECT d.updated_at, d.id, charter._document_json(d) AS doc  -- with its title
           FROM charter.documents AS d, o
          WHERE d.org_id = o.org
            AND (p_entity_type IS NULL OR d.entity_type = p_entity_type)
