@@ -49,7 +49,6 @@ def test_ten_waiting_requests_keep_the_phone_inbox_short(browser, server, keys, 
     cards = browser.find_elements(By.CSS_SELECTOR, "section.request")
     assert len(cards) == 10
     assert "— Northwind Traders Ltd" in cards[0].text and "GRAND TOTAL" in cards[0].text
-    browser.save_screenshot("/tmp/a40-phone-inbox.png")
     assert not cards[0].find_element(By.CSS_SELECTOR, "table.fields").is_displayed()
     height = _size(browser, "scrollHeight")
     assert height <= MOST_PX_FOR_TEN, f"the phone inbox is {height} px"
