@@ -1,7 +1,8 @@
 -- The dashboard's document list in one call: the org's documents (newest change first),
 -- filtered by entity type and state and searched by title (p_query, a substring, any case),
 -- each with its title; the entity types and states the filters offer; and the columns the
--- chosen type's contract lists (display.columns; null without a type or without columns).
+-- chosen type's contract lists (display.columns; null without columns, or without a type
+-- while there are several).
 CREATE OR REPLACE FUNCTION charter.documents_shown(
     p_org_id text, p_entity_type text DEFAULT NULL, p_state text DEFAULT NULL,
     p_query text DEFAULT NULL, p_limit integer DEFAULT 100)
@@ -35,6 +36,8 @@ AS $$
         'states', coalesce((SELECT jsonb_agg(DISTINCT st->>'id')
                               FROM contracts AS c, jsonb_array_elements(c.contract->'states') AS st
                              WHERE p_entity_type IS NULL OR c.entity_type = p_entity_type), '[]'),
+        -- With one entity type only, its documents are all there is: its columns without a filter.
         'columns', (SELECT c.contract #> '{display,columns}' FROM contracts AS c
-                     WHERE c.entity_type = p_entity_type AND jsonb_typeof(c.contract #> '{display,columns}') = 'array'))
+                     WHERE (c.entity_type = p_entity_type OR p_entity_type IS NULL AND (SELECT count(*) FROM contracts) = 1)
+                       AND jsonb_typeof(c.contract #> '{display,columns}') = 'array'))
 $$;
