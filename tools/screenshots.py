@@ -135,6 +135,11 @@ def _until(check: Callable[[], Any], timeout: float = 30) -> Any:
     return value
 
 
+def _invoice(number: str, vendor: str, total: int, **more: str) -> dict[str, Any]:
+    return {"invoice_no": number, "vendor": vendor, "grand_total": total,
+            "vendor_id": "v-" + vendor.split()[0].lower(), **more}  # fmt: skip
+
+
 def _fill(client: Client) -> dict[str, str]:
     """A few invoices: one waiting for approval, one rejected then approved (posted), one
     failed for want of an approver. Returns the ids the pages show."""
@@ -144,8 +149,8 @@ def _fill(client: Client) -> dict[str, str]:
         client.directory.put_user(user, roles=["ap_clerk"], email=f"{user}@example.com")
     client.directory.put_org({"trusted_vendors": ["v-trusted"]})
     docs = client.documents
-    done = docs.create("ap_invoice", {"grand_total": 1250, "vendor_id": "v-paper",
-                                      "cost_center": "CC-7"}, actor="clerk")  # fmt: skip
+    done = docs.create("ap_invoice", _invoice("INV-1041", "Paper & Co", 1250, cost_center="CC-7"),
+                       actor="clerk")  # fmt: skip
     docs.transition(done.id, "submit", actor="clerk")
     [request] = _until(lambda: client.approvals.inbox("mike"))
     client.approvals.decide(request.id, "rejected", actor="mike",
@@ -158,16 +163,15 @@ def _fill(client: Client) -> dict[str, str]:
     client.approvals.decide(request.id, "approved", actor="mary",
                             entity_version=request.entity_version, comment="ok")  # fmt: skip
     _until(lambda: docs.get(done.id).state == "active")
-    waiting = docs.create("ap_invoice", {"grand_total": 9000, "vendor_id": "v-steel"},
-                          actor="clerk")  # fmt: skip
+    waiting = docs.create("ap_invoice", _invoice("INV-1042", "Steel AG", 9000), actor="clerk")
     docs.transition(waiting.id, "submit", actor="clerk")
     _until(lambda: client.approvals.inbox("mary"))
-    docs.create("ap_invoice", {"grand_total": 120, "vendor_id": "v-trusted"}, actor="clerk")
+    docs.create("ap_invoice", _invoice("INV-1043", "Trusted Inc", 120, vendor_id="v-trusted"),
+                actor="clerk")  # fmt: skip
     # Nobody left to approve what the clerk submits next: that instance fails.
     client.directory.remove_user("mike")
     client.directory.put_user("mary", roles=[], email="mary@example.com")
-    failed = docs.create("ap_invoice", {"grand_total": 7300, "vendor_id": "v-ink"},
-                         actor="clerk")  # fmt: skip
+    failed = docs.create("ap_invoice", _invoice("INV-1044", "Ink Ltd", 7300), actor="clerk")
     docs.transition(failed.id, "submit", actor="clerk")
     run = _until(lambda: (w := docs.get(failed.id).workflow) and w.status == "failed" and w)
     client.directory.put_user("mary", roles=["ap_clerk"], email="mary@example.com")
