@@ -101,6 +101,8 @@ The tree::
     │   │                             .node_id, .edge_id, .path, .caret: where, if known):
     │   ├── ContractPolicyMissingError    CONTRACT_POLICY_MISSING (a gate or action no policy
     │   │                                 grants, and no "*" default: nobody may pass it)
+    │   ├── ContractDisplayInvalidError   DISPLAY_INVALID (display: an unknown field, more
+    │   │                                 than 6 summary fields, a malformed title template)
     │   ├── OrgDefinitionInvalidError, EnvelopeSlotInvalidError, EnvelopeNoEndError,
     │   │   EnvelopeMismatchError, EnvelopeVersionMismatchError, NodeConfigInvalidError,
     │   │   SlotUnknownError, SlotPatchEmptyError, SlotNodeIdInvalidError,
@@ -438,6 +440,11 @@ class EnvelopeVersionMismatchError(ContractError, code="ENVELOPE_VERSION_MISMATC
 class ContractVersionStaleError(ContractError, code="CONTRACT_VERSION_STALE", sqlstate="CH086"):
     """A contract differs from the published one of its version, or is older than the
     newest: a version is published once, so a changed contract needs a higher version."""
+
+
+class ContractDisplayInvalidError(ContractError, code="DISPLAY_INVALID", sqlstate="CH151"):
+    """A contract's ``display`` (title template, list columns, summary) names an undeclared
+    field, lists more than 6 summary fields, or has a malformed title template."""
 
 
 class NodeConfigInvalidError(ContractError, code="NODE_CONFIG_INVALID", sqlstate="CH150"):

@@ -69,8 +69,9 @@ def test_an_invoice_is_approved_in_the_inbox_and_becomes_active(
     browser.get(server + "/inbox")
     section = _present(browser, "section.request")
     assert "9000" in section.text  # the document as it was at the pinned version
-    section.find_element(By.NAME, "comment").send_keys("checked")
-    section.find_element(By.CSS_SELECTOR, "button.approve").click()
+    section.find_element(By.LINK_TEXT, "Review and decide").click()
+    _present(browser, "form.decide textarea").send_keys("checked")
+    browser.find_element(By.CSS_SELECTOR, "button.approve").click()
     _shows(browser, "main", "Nothing waits for your decision")
     _until(lambda: acme.documents.get(doc.id).state == "active")
     browser.get(f"{server}/documents/{doc.id}")

@@ -10,7 +10,7 @@ from typing import Any
 from charter.client.approvals_async import AsyncApprovals as AsyncApprovals
 from charter.db.store import Connection, Store
 from charter.ops import approvals
-from charter.ops.approvals import ApprovalRequest
+from charter.ops.approvals import ApprovalRequest, ApprovalReview
 
 
 class Approvals:
@@ -55,6 +55,18 @@ class Approvals:
     def diff(self, request_id: str, *, connection: Connection | None = None) -> dict[str, Any]:
         """The field changes between the last approved version and the pinned one."""
         return self._store.perform(approvals.diff(self._org, request_id), connection)
+
+    def review(self, request_id: str, *, connection: Connection | None = None) -> ApprovalReview:
+        """What the approver reads: the document's title and summary fields at the pinned
+        version, and each field's last approved value beside the value to approve."""
+        return self._store.perform(approvals.review(self._org, request_id), connection)
+
+    def decided(
+        self, user: str, *, limit: int = 20, offset: int = 0, connection: Connection | None = None
+    ) -> list[ApprovalRequest]:
+        """A page of the requests ``user`` decided or that closed, the latest first."""
+        op = approvals.decided_for(self._org, user, limit=limit, offset=offset)
+        return self._store.perform(op, connection)
 
     def history(
         self, document_id: str, *, connection: Connection | None = None

@@ -7,7 +7,7 @@ from typing import Any
 
 from charter.db.store import AsyncConnection, AsyncStore
 from charter.ops import approvals
-from charter.ops.approvals import ApprovalRequest
+from charter.ops.approvals import ApprovalRequest, ApprovalReview
 
 
 class AsyncApprovals:
@@ -56,6 +56,25 @@ class AsyncApprovals:
     ) -> dict[str, Any]:
         """The field changes between the last approved version and the pinned one."""
         return await self._store.perform(approvals.diff(self._org, request_id), connection)
+
+    async def review(
+        self, request_id: str, *, connection: AsyncConnection | None = None
+    ) -> ApprovalReview:
+        """What the approver reads: the document's title and summary fields at the pinned
+        version, and each field's last approved value beside the value to approve."""
+        return await self._store.perform(approvals.review(self._org, request_id), connection)
+
+    async def decided(
+        self,
+        user: str,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        connection: AsyncConnection | None = None,
+    ) -> list[ApprovalRequest]:
+        """A page of the requests ``user`` decided or that closed, the latest first."""
+        op = approvals.decided_for(self._org, user, limit=limit, offset=offset)
+        return await self._store.perform(op, connection)
 
     async def history(
         self, document_id: str, *, connection: AsyncConnection | None = None

@@ -67,6 +67,8 @@ def invoice_contract() -> dict[str, Any]:
             "cost_center": "string",
             "gl_batch": "string",
             "posted_at": "string",
+            "invoice_no": "string",
+            "vendor": "string",
         },
         "actions": [{"actionType": "ap_invoice.post", "fields": ["gl_batch", "posted_at"]}],
         # Closed by default: AP clerks enter, submit, review and cancel; posting by hand is
@@ -74,6 +76,12 @@ def invoice_contract() -> dict[str, Any]:
         "policies": {
             "*": {"roles": ["ap_clerk"]},
             "ap_invoice.post": {"roles": ["finance_manager"]},
+        },
+        # How people see an invoice: its number and vendor, not a uuid.
+        "display": {
+            "title": "Invoice {invoice_no} — {vendor}",
+            "columns": ["invoice_no", "vendor", "grand_total", "cost_center"],
+            "summary": ["invoice_no", "vendor", "grand_total", "cost_center"],
         },
     }
 

@@ -14,7 +14,10 @@ JSON form (the Python model reads and writes exactly this)::
                   "cancel": {"rule": "actor.roles contains 'manager'"},  # action, or "*"
                   "*": {"roles": ["clerk", "manager"]}},
      "actions": [{"actionType": "invoice.post", "fields": ["posted_at"]}],  # optional
-     "maxDocumentBytes": 65536}                    # optional: the data's size, as JSON
+     "maxDocumentBytes": 65536,                    # optional: the data's size, as JSON
+     "display": {"title": "Invoice {invoice_no} — {vendor}",  # optional: how people see
+                 "columns": ["invoice_no", "vendor", "grand_total"],  # a document
+                 "summary": ["vendor", "grand_total"]}}
 
 The first state is where a document starts. A state with no transitions out ends the
 lifecycle; ``"final": true`` marks one that may also end it while having transitions out
@@ -30,6 +33,12 @@ actors (``amend`` falls back to ``update``). ``{"rule": "true"}`` grants everyon
 purpose. ``actions`` declare business mutations beyond field edits and the fields each may
 set. ``maxDocumentBytes`` bounds a document's data as JSON text (else the database's
 ``charter.max_document_bytes``, else 1 MiB): larger is ``DOCUMENT_TOO_LARGE``.
+``display`` names a document for people: ``title`` is a template of declared fields in
+braces (and ``{entityType}``, ``{state}``; ``{{``/``}}`` for a literal brace) that the
+database renders (``charter._document_title``; a missing value shows as "—", and with none
+yet the title is the type and the id's first 8 characters), ``columns``
+the fields a list shows, ``summary`` the (at most 6) fields an approver sees first. Each
+names declared fields only, else ``DISPLAY_INVALID``.
 """
 
 from __future__ import annotations
@@ -39,7 +48,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from charter.errors import CharterError, ContractError, ContractPolicyMissingError, ExpressionError
+from charter.errors import (
+    CharterError,
+    ContractDisplayInvalidError,
+    ContractError,
+    ContractPolicyMissingError,
+    ExpressionError,
+)
 from charter.expr import compile_expression
 
 EditWindow = Literal["editable", "amend_only", "locked"]
@@ -100,6 +115,44 @@ class Action(_Model):
     fields: list[str]
 
 
+# A title template's pieces: a literal brace written twice, a placeholder, plain text. The
+# database renders with the same pattern (charter._document_title).
+TITLE_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[^{}]+")
+TITLE_BUILT_INS = ("entityType", "state")
+TITLE_MAX_CHARS = 200
+SUMMARY_MAX_FIELDS = 6
+COLUMNS_MAX = 12
+
+
+def title_placeholders(template: str) -> list[str]:
+    """The names a title template uses, or ValueError saying where it is malformed."""
+    names: list[str] = []
+    position = 0
+    while position < len(template):
+        match = TITLE_TOKEN.match(template, position)
+        if match is None:
+            brace = template[position]
+            rest = template[position : position + 20]
+            what = "is not closed or does not hold a name" if brace == "{" else "opens nothing"
+            raise ValueError(
+                f"the {brace!r} at character {position + 1} ({rest!r}) {what}: placeholders "
+                "look like {invoice_no} (a declared field, {entityType} or {state}); write "
+                "{{ or }} for a literal brace"
+            )
+        if match.group(1):
+            names.append(match.group(1))
+        position = match.end()
+    return names
+
+
+class Display(_Model):
+    """How people see a document: its title, a list's columns, an approver's summary."""
+
+    title: str | None = None
+    columns: list[str] | None = None
+    summary: list[str] | None = None
+
+
 class EntityContract(_Model):
     entity_type: str = Field(alias="entityType")
     version: int = Field(ge=1)
@@ -112,6 +165,7 @@ class EntityContract(_Model):
     # The largest a document's data may be, as JSON text, in place of the database's limit
     # (charter.max_document_bytes, default 1 MiB); published only by the platform.
     max_document_bytes: int | None = Field(alias="maxDocumentBytes", default=None, ge=1)
+    display: Display | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> EntityContract:
@@ -160,6 +214,14 @@ class EntityContract(_Model):
             problems.append(f"slot {duplicate!r} is declared twice")
         problems += self._action_problems()
         problems += self._policy_problems()
+        display_problems = self._display_problems()
+        if display_problems and not problems:
+            raise ContractDisplayInvalidError(
+                f"The {self.entity_type} contract's display is invalid: "
+                + "; ".join(display_problems)
+                + ". See docs/architecture.md § Contracted envelopes for the format."
+            )
+        problems += display_problems
         if problems:
             # pydantic carries the message as UTF-8: a lone surrogate from the input (an id
             # like "\ud800") is shown escaped instead of failing the validation itself.
@@ -220,6 +282,60 @@ class EntityContract(_Model):
             problems.append(f"action {duplicate!r} is declared twice")
         return problems
 
+    def _display_problems(self) -> list[str]:
+        display = self.display
+        if display is None:
+            return []
+        declared = list(self.fields or {})
+        known = (
+            f"the declared fields are {', '.join(declared)}"
+            if declared
+            else 'the contract declares no fields: declare them under "fields" first'
+        )
+        problems = []
+
+        def unknown(where: str, names: list[str], extra: str = "") -> None:
+            missing = [name for name in dict.fromkeys(names) if name not in declared]
+            if missing:
+                which = ", ".join(repr(name) for name in missing)
+                are = "is not a declared field" if len(missing) == 1 else "are not declared fields"
+                problems.append(f"{where} names {which}, which {are} ({known}{extra})")
+            for name in sorted({n for n in names if names.count(n) > 1}):
+                problems.append(f"{where} lists {name!r} twice")
+
+        if display.title is not None:
+            if not display.title.strip():
+                problems.append("display.title is empty; leave it out for the default title")
+            elif len(display.title) > TITLE_MAX_CHARS:
+                problems.append(
+                    f"display.title is {len(display.title)} characters; a title template "
+                    f"has at most {TITLE_MAX_CHARS}"
+                )
+            try:
+                used = title_placeholders(display.title)
+            except ValueError as exc:
+                problems.append(f"display.title {display.title[:60]!r}: {exc}")
+            else:
+                fields = list(dict.fromkeys(n for n in used if n not in TITLE_BUILT_INS))
+                unknown("display.title", fields, "; {entityType} and {state} are always there")
+        if display.columns is not None:
+            if not display.columns:
+                problems.append("display.columns is empty; leave it out or name some fields")
+            if len(display.columns) > COLUMNS_MAX:
+                problems.append(
+                    f"display.columns lists {len(display.columns)} fields; a list shows at "
+                    f"most {COLUMNS_MAX}"
+                )
+            unknown("display.columns", display.columns)
+        if display.summary is not None:
+            if len(display.summary) > SUMMARY_MAX_FIELDS:
+                problems.append(
+                    f"display.summary lists {len(display.summary)} fields; a summary shows at "
+                    f"most {SUMMARY_MAX_FIELDS}: keep the ones an approver needs first"
+                )
+            unknown("display.summary", display.summary)
+        return problems
+
     def _policy_problems(self) -> list[str]:
         known = set(BUILT_IN_POLICY_KEYS) | {t.gate for t in self.transitions}
         known |= {a.action_type for a in self.actions or []} | {DEFAULT_POLICY_KEY}
@@ -269,6 +385,13 @@ class EntityContract(_Model):
             refusal = _refusal(exc)
             if refusal is not None:  # a rule with its own code (CONTRACT_POLICY_MISSING)
                 raise refusal from None
+            if all(error["loc"][:1] == ("display",) for error in exc.errors()):
+                raise ContractDisplayInvalidError(
+                    "The entity contract's display is invalid: "
+                    + describe(exc)
+                    + '. display takes "title" (a template like "Invoice {invoice_no}"), '
+                    '"columns" and "summary" (lists of declared field names).'
+                ) from None
             raise ContractError(
                 "The entity contract is invalid: "
                 + describe(exc)

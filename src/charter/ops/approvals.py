@@ -56,6 +56,76 @@ class ApprovalRequest:
     # Whom segregation of duties left out of the approvers, and why: "requester",
     # "authored version 2", "decided stage 1".
     excluded: dict[str, str] = field(default_factory=dict)
+    # The document's title at the pinned version (charter._document_title).
+    title: str = ""
+    # The asked user's own decision ({"decision", "comment", "decidedAt"}), in decided_for.
+    mine: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FieldValue:
+    """A field of the document and its value (None when missing)."""
+
+    field: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """A row of an approver's field table."""
+
+    field: str
+    last_approved: Any  # at the baseline version (None when missing)
+    to_approve: Any  # at the pinned version (None when missing)
+    changed: bool
+
+
+@dataclass(frozen=True)
+class ApprovalReview:
+    """What an approver reads before deciding: the document's title and summary fields (its
+    contract's ``display``) at the pinned version, and a field table against the baseline:
+    the last approved version (of this document, else of the one it amends), else the
+    document's first version."""
+
+    request_id: str
+    document_id: str
+    entity_type: str
+    title: str
+    state: str
+    version: int  # the pinned version, the one to approve
+    baseline_version: int
+    # False: nothing was approved yet, the baseline is the document's first version.
+    baseline_approved: bool
+    # The document the baseline is a version of: this one, or the one it amends (when this
+    # amendment was never approved, its baseline is what was approved of that one).
+    baseline_document_id: str
+    summary: list[FieldValue]
+    fields: list[FieldChange]  # summary fields first, then the list's columns, then by name
+    data: dict[str, Any]  # the document's data at the pinned version
+
+    @property
+    def changed(self) -> list[FieldChange]:
+        return [row for row in self.fields if row.changed]
+
+
+def review_of(data: dict[str, Any]) -> ApprovalReview:
+    return ApprovalReview(
+        request_id=data["requestId"],
+        document_id=data["documentId"],
+        entity_type=data["entityType"],
+        title=data["title"],
+        state=data["state"],
+        version=data["version"],
+        baseline_version=data["baselineVersion"],
+        baseline_approved=data["baselineApproved"],
+        baseline_document_id=data["baselineDocumentId"],
+        summary=[FieldValue(s["field"], s.get("value")) for s in data["summary"]],
+        fields=[
+            FieldChange(f["field"], f.get("lastApproved"), f.get("toApprove"), f["changed"])
+            for f in data["fields"]
+        ],
+        data=data["data"],
+    )
 
 
 def request(data: dict[str, Any]) -> ApprovalRequest:
@@ -78,6 +148,8 @@ def request(data: dict[str, Any]) -> ApprovalRequest:
         delegated=data.get("delegated") or {},
         escalated_at=timestamp(data.get("escalatedAt")),
         excluded=data.get("excluded") or {},
+        title=data.get("title") or "",
+        mine=data.get("mine"),
         decisions=[
             Decision(
                 id=d["id"],
@@ -148,6 +220,25 @@ def snapshot(org_id: str, request_id: str) -> Operation[dict[str, Any]]:
 def diff(org_id: str, request_id: str) -> Operation[dict[str, Any]]:
     """The changes between the last approved version and the pinned one."""
     return (yield from _part(org_id, request_id, "diff"))
+
+
+def review(org_id: str, request_id: str) -> Operation[ApprovalReview]:
+    """The request as its approver reads it: title, summary and the field table."""
+    return review_of((yield from _part(org_id, request_id, "review")))
+
+
+def decided_for(
+    org_id: str, user: str, *, limit: int = 20, offset: int = 0
+) -> Operation[list[ApprovalRequest]]:
+    """A page of the requests ``user`` was asked to decide that they decided or that closed,
+    the latest first; ``mine`` on each is their own decision, if any."""
+    for name, value, least in (("limit", limit, 1), ("offset", offset, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ArgumentError(f"{name} is a whole number from {least}, not {shown(value)}")
+    params = {"org_id": org_id, "user_id": text_argument(user, "user"),
+              "limit": min(limit, 100), "offset": offset}  # fmt: skip
+    rows = yield Call("approvals_decided_for", params, json_rows)
+    return [request(row) for row in rows]
 
 
 def _part(org_id: str, request_id: str, part: str) -> Operation[dict[str, Any]]:

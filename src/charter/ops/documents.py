@@ -23,11 +23,12 @@ class Wait:
     document through a gate), ``approval``, ``event``, ``timer``, ``delivery`` (a side
     effect) or ``task`` (a Python action), with detail (gates, event key, due time…); a
     failed instance waits for a ``fix`` at the node that failed, its error (``code``,
-    ``message``, ``hint``) the detail."""
+    ``message``, ``hint``) the detail. ``since``: when the wait began (None for a fix)."""
 
     kind: str
     node: str
     detail: dict[str, Any] = field(default_factory=dict)
+    since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,12 @@ def document_workflow(data: dict[str, Any] | None) -> DocumentWorkflow | None:
         status=data.get("status"),
         current_nodes=list(data.get("currentNodes") or []),
         waiting_for=[
-            Wait(w["kind"], w["node"], _detail(w["kind"], w.get("detail") or {}))
+            Wait(
+                w["kind"],
+                w["node"],
+                _detail(w["kind"], w.get("detail") or {}),
+                timestamp(w.get("since")),
+            )
             for w in data.get("waitingFor") or []
         ],
         runnable=bool(data.get("runnable")),
@@ -98,6 +104,9 @@ class Document:
     amended_by: str | None = None
     # Its workflow instance, as documents.get and documents.wait read it (None otherwise).
     workflow: DocumentWorkflow | None = None
+    # What people call it: the contract's display.title rendered (charter._document_title),
+    # else "<Entity type> <first 8 of the id>".
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,7 @@ def document(data: dict[str, Any]) -> Document:
         trace_id=data.get("traceId"),
         amended_by=data.get("amendedBy"),
         workflow=document_workflow(data.get("workflow")),
+        title=data.get("title") or "",
     )
 
 

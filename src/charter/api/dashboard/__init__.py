@@ -37,6 +37,7 @@ def dashboard_routes() -> list[Route | Mount]:
             name="document",
         ),
         Route("/inbox", inbox.inbox_page, methods=["GET"], name="inbox"),
+        Route("/inbox/{request_id}", inbox.approval_page, methods=["GET"], name="approval"),
         Route("/inbox/{request_id}/decision", inbox.decide, methods=["POST"], name="decide"),
         Route(
             "/dead-letters",

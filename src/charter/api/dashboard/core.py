@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from charter.api.auth import Principal, principal_from_key
+from charter.api.dashboard.words import acted_by, failure_line, wait_words, when
 from charter.api.http_errors import Unauthenticated, error_of
 from charter.ops.run_model import waiting_text
 
@@ -29,6 +30,10 @@ ASSETS = Path(__file__).parent.parent  # templates/ and static/
 templates = Jinja2Templates(directory=str(ASSETS / "templates"))
 # JSON as people read it (autoescaping keeps it safe in the page).
 templates.env.filters["waiting"] = waiting_text
+templates.env.filters["wait_words"] = wait_words
+templates.env.filters["acted_by"] = acted_by
+templates.env.filters["failure_line"] = failure_line
+templates.env.filters["when"] = when
 templates.env.filters["json"] = lambda value, indent=None: json.dumps(
     value, indent=indent, ensure_ascii=False, default=str
 )
@@ -124,8 +129,12 @@ async def checked_form(request: Request) -> dict[str, Any]:
 def render(
     request: Request, who: Principal | None, name: str, status: int = 200, **context: Any
 ) -> Response:
+    unread = getattr(request.state, "unread", None)  # the bell's count, when signed in
     return templates.TemplateResponse(
-        request, name, {"who": who, "csrf": _csrf(request), **context}, status_code=status
+        request,
+        name,
+        {"who": who, "csrf": _csrf(request), "unread": unread, **context},
+        status_code=status,
     )
 
 
@@ -142,6 +151,8 @@ def page(view: View) -> Callable[[Request], Awaitable[Response]]:
             back = quote(request.url.path, safe="/")
             return RedirectResponse(f"{path_for(request, 'sign_in')}?next={back}", 303)
         try:
+            if request.method == "GET":
+                request.state.unread = await _unread(who)
             if request.method == "POST":
                 await checked_form(request)
             return await view(request, who)
@@ -159,6 +170,15 @@ def page(view: View) -> Callable[[Request], Awaitable[Response]]:
 
     run.__name__ = view.__name__
     return run
+
+
+BELL_MOST = 99  # the bell counts this many unread notifications, then shows "99+"
+
+
+async def _unread(who: Principal) -> str:
+    """The signed-in principal's unread in-app notifications, as the bell shows them."""
+    found = await who.client.notifications.list(who.actor, unread_only=True, limit=BELL_MOST + 1)
+    return f"{BELL_MOST}+" if len(found) > BELL_MOST else str(len(found))
 
 
 async def sign_in(request: Request) -> Response:

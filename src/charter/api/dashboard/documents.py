@@ -1,4 +1,6 @@
-"""The documents list and a document's page (pause, resume, restart its workflow)."""
+"""The documents list (filtered by type and state, searched by title, with the contract's
+columns) and a document's page: its lifecycle drawn, what its workflow waits for in words,
+its history as people read it; pause, resume, restart its workflow."""
 
 from __future__ import annotations
 
@@ -7,16 +9,27 @@ from starlette.responses import Response
 
 from charter.api.auth import Principal
 from charter.api.dashboard.core import page, redirect, render
+from charter.api.graph import lifecycle_svg
+from charter.db.store import Call, first_json
+from charter.ops.arguments import text_argument
+
+
+def _chosen(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name, "").strip()
+    return text_argument(value, name) if value else None
 
 
 @page
 async def documents_page(request: Request, who: Principal) -> Response:
-    docs = await who.client.documents.list(
-        entity_type=request.query_params.get("entity_type") or None,
-        state=request.query_params.get("state") or None,
-        limit=100,
-    )
-    return render(request, who, "documents.html", documents=docs, query=request.query_params)
+    params = {
+        "org_id": who.org_id,
+        "entity_type": _chosen(request, "entity_type"),
+        "state": _chosen(request, "state"),
+        "query": _chosen(request, "q"),
+        "limit": 100,
+    }
+    shown = await who.client.store.execute(Call("documents_shown", params, first_json))
+    return render(request, who, "documents.html", shown=shown, query=request.query_params)
 
 
 @page
@@ -33,5 +46,8 @@ async def document_page(request: Request, who: Principal) -> Response:
         await chosen(document_id, actor=who.actor, reason=str(form.get("reason") or "") or None)
         return redirect(request, "document", document_id=document_id)
     doc = await who.client.documents.get(document_id)
-    history = await who.client.documents.history(doc.id)
-    return render(request, who, "document.html", doc=doc, history=history)
+    shown = await who.client.store.execute(
+        Call("document_shown", {"org_id": who.org_id, "document_id": doc.id}, first_json)
+    )
+    diagram = lifecycle_svg(shown["states"], shown["transitions"], doc.state)
+    return render(request, who, "document.html", doc=doc, shown=shown, diagram=diagram)

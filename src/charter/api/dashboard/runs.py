@@ -1,4 +1,6 @@
-"""The runs list and a run's page (its graph, steps, dead letters; cancel and retry)."""
+"""The runs list and a run's page (its graph, opened at the node it is at or failed at;
+its failure summed up; steps, dead letters; cancel and retry). A run of a document's
+workflow is named by the document's title."""
 
 from __future__ import annotations
 
@@ -7,9 +9,9 @@ from starlette.responses import Response
 
 from charter.api.auth import Principal
 from charter.api.dashboard.core import page, redirect, render
-from charter.api.graph import run_svg
+from charter.api.graph import focus_node, run_svg
 from charter.db.store import Call, first_json
-from charter.errors import RunNotFoundError
+from charter.errors import RunNotFoundError, with_code
 from charter.ops import runs as ops
 
 
@@ -23,7 +25,14 @@ async def runs_page(request: Request, who: Principal) -> Response:
         org_id=who.org_id,
     )
     mine = await who.client.store.perform(op)
-    return render(request, who, "runs.html", runs=mine, query=request.query_params)
+    titles = await _titles(who, [r.id for r in mine])
+    return render(request, who, "runs.html", runs=mine, titles=titles, query=request.query_params)
+
+
+async def _titles(who: Principal, run_ids: list[str]) -> dict[str, dict[str, str]]:
+    """The runs among ``run_ids`` that are document instances: their document's id and title."""
+    params = {"org_id": who.org_id, "run_ids": run_ids}
+    return await who.client.store.execute(Call("run_titles", params, first_json)) or {}
 
 
 @page
@@ -43,6 +52,12 @@ async def run_page(request: Request, who: Principal) -> Response:
             await who.client.retry(run_id, actor=who.actor)
         return redirect(request, "run", run_id=run_id)
     run = await who.client.get_run(run_id)
-    svg = run_svg(graph["compiled"], graph["nodes"])
+    focus = focus_node(graph["compiled"], graph["nodes"])
+    svg = run_svg(graph["compiled"], graph["nodes"], focus)
     letters = await who.client.dead_letters.list(run_id=run_id)
-    return render(request, who, "run.html", run=run, svg=svg, letters=letters)
+    document = (await _titles(who, [run_id])).get(run_id)
+    failed = next((s for s in run.steps if s.status == "failed" and s.error), None)
+    return render(
+        request, who, "run.html", run=run, svg=svg, letters=letters, focus=focus,
+        document=document, failure=with_code(run.error or (failed.error if failed else None)),
+    )  # fmt: skip

@@ -593,6 +593,18 @@ SELECT charter.metrics_counts(%(org_id)s);
 -- A run's compiled workflow and each node's state, for the dashboard.
 SELECT charter.run_graph(%(org_id)s, %(run_id)s);
 
+-- name: documents_shown
+-- The dashboard's document list: filtered, searched by title, with the contract's columns.
+SELECT charter.documents_shown(%(org_id)s, %(entity_type)s, %(state)s, %(query)s, %(limit)s);
+
+-- name: document_shown
+-- A document's page: its title, lifecycle and history as people read it.
+SELECT charter.document_shown(%(org_id)s, %(document_id)s);
+
+-- name: run_titles
+-- The runs that are document instances, each named by its document's title.
+SELECT charter.run_titles(%(org_id)s, %(run_ids)s);
+
 -- name: definition_overview
 -- The definitions page: each entity type with a contract, and the org's versions.
 SELECT charter.definition_overview(%(org_id)s);
@@ -605,6 +617,6 @@ SELECT charter.event_traces(%(events)s::jsonb);
 -- Node evidence the given documents' instances wrote since a time (one engine batch).
 SELECT charter.trace_nodes(%(documents)s::jsonb, %(since)s);
 
--- name: approvals_closed_for
--- Requests a user was asked to decide that closed without them (recently).
-SELECT charter.approvals_closed_for(%(org_id)s, %(user_id)s);
+-- name: approvals_decided_for
+-- A page of the requests a user was asked to decide that they decided or that closed.
+SELECT charter.approvals_decided_for(%(org_id)s, %(user_id)s, %(limit)s, %(offset)s);

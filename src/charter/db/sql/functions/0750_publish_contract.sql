@@ -25,6 +25,7 @@ DECLARE
     v_newest  charter.workflow_versions;
     v_id      text;
     v_number  integer;
+    v_problem text := charter._display_problem(p_contract);
 BEGIN
     IF v_type IS NULL OR p_envelope->>'entityType' IS DISTINCT FROM v_type
        OR p_compiled->>'entityType' IS DISTINCT FROM v_type OR p_compiled->>'hash' IS NULL
@@ -32,6 +33,11 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'CH020',
             MESSAGE = 'Not a contract with its version, envelope and compiled artifact of one entity type',
             HINT = 'Publish with client.definitions.publish(contract) or charter publish CONTRACT.json.';
+    END IF;
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CH151',
+            MESSAGE = format('The %s contract''s display is invalid: %s', v_type, v_problem),
+            HINT = 'display takes "title" (a template like "Invoice {invoice_no}" of declared fields, {entityType} and {state}), "columns" and "summary" (at most 6): lists of declared fields.';
     END IF;
     PERFORM pg_advisory_xact_lock(charter._lock_key('flow', v_slug));
     SELECT v.* INTO v_found FROM charter.workflow_versions AS v

@@ -88,7 +88,12 @@ GRANT EXECUTE ON FUNCTION
     charter.waiting_instances,
     charter.nudge_instance, charter.force_fail_instance, charter.rebuild_instance,
     charter.runs_of_org, charter.metrics_counts, charter.run_graph, charter.definition_overview,
-    charter.approvals_closed_for, charter.approval_inbox_shown
+    charter.approvals_decided_for, charter.approval_inbox_shown
+TO charter_app;
+-- The dashboard's readable pages: documents by title, a document's lifecycle and history,
+-- runs named by their document.
+GRANT EXECUTE ON FUNCTION
+    charter.documents_shown, charter.document_shown, charter.run_titles
 TO charter_app;
 GRANT SELECT ON
     charter.documents, charter.document_versions, charter.document_audit,
