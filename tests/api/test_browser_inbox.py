@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api import test_browser
 from tests.api.test_browser import _present, _shows, _sign_in, _until
-
-browser, server = test_browser.browser, test_browser.server  # the same fixtures
 
 PHONE = {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
 # Ten requests at phone width: a card is the title (up to two lines), one line of who asked,

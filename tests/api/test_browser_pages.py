@@ -3,10 +3,10 @@ node the run failed at is in view, at desktop width."""
 
 from __future__ import annotations
 
-from tests.api.test_browser import _sign_in, _until, browser, server  # noqa: F401 (fixtures)
+from tests.api.test_browser import _sign_in, _until
 
 
-def test_a_failed_runs_graph_opens_at_the_failed_node(browser, server, keys, acme, engine):  # noqa: F811
+def test_a_failed_runs_graph_opens_at_the_failed_node(browser, server, keys, acme, engine):
     # Nobody is left to approve what the clerk submits: the instance fails at the approval.
     acme.directory.remove_user("reviewer")
     acme.directory.remove_user("clerk2")
