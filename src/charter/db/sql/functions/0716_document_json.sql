@@ -1,5 +1,4 @@
--- A document as the API returns it, with its title (charter._document_title, from the
--- display of the contract version it follows).
+-- A document as the API returns it, with its title (charter._document_title_of).
 -- A SQL-standard body without a SET clause, STABLE (as jsonb_build_object of a timestamp
 -- is): PostgreSQL inlines it where it is called.
 CREATE OR REPLACE FUNCTION charter._document_json(p_document charter.documents)
@@ -12,6 +11,4 @@ RETURN jsonb_build_object(
     'amendedFrom', p_document.amended_from, 'amendedBy', p_document.amended_by,
     'contractVersionId', p_document.contract_version_id,
     'createdAt', p_document.created_at, 'updatedAt', p_document.updated_at,
-    'title', charter._document_title(
-        (SELECT v.contract->'display' FROM charter.workflow_versions AS v WHERE v.id = p_document.contract_version_id),
-        p_document.entity_type, p_document.id, p_document.state, p_document.data));
+    'title', charter._document_title_of(p_document));
