@@ -20,6 +20,7 @@ The tree::
     ├── MigrationError                MIGRATION_FAILED
     │   ├── MigrationChecksumError    MIGRATION_CHECKSUM_MISMATCH
     │   └── MigrationUnknownError     MIGRATION_UNKNOWN (database is newer than this charter)
+    ├── CitusError                    CITUS_NOT_READY (not a coordinator with workers)
     ├── CanonicalJsonError            JSON_NOT_STABLE
     ├── FlowDefinitionError           FLOW_DEFINITION_INVALID; one subclass per rule:
     │   ├── FlowSlugInvalidError, FlowStepInvalidError, FlowStepDuplicateError,
