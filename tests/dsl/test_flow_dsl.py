@@ -230,6 +230,40 @@ def test_options_out_of_range_are_refused_on_flows_and_steps(option, value):
     assert "Step 's'" in caught.value.message
 
 
+def test_step_and_map_refuse_an_argument_they_do_not_take():
+    flow = Flow("f")
+    with pytest.raises(
+        TypeError, match=r"Flow\.step\(\) got an unexpected keyword argument 'max_atempts'"
+    ):
+        flow.step(max_atempts=3)
+    with pytest.raises(TypeError, match="'depends_on'"):
+        flow.map(over="run", depends_on=[])
+    assert flow.steps == {}
+
+
+def test_every_step_argument_reaches_the_step():
+    flow = Flow("f")
+
+    @flow.step(
+        slug="s",
+        max_attempts=2,
+        base_delay=3,
+        timeout=4,
+        start_delay=5,
+        no_retry_on=[KeyError],
+        priority=7,
+        concurrency={"key": "{run.k}", "limit": 2},
+    )
+    def handler(run): ...
+
+    options = handler.options
+    assert (handler.slug, options.max_attempts, options.base_delay) == ("s", 2, 3)
+    assert (options.timeout, options.start_delay) == (4, 5)
+    assert handler.execution.no_retry_on == (KeyError,)
+    assert handler.execution.retry_on is None
+    assert options.limits["priority"] == 7 and options.limits["concurrency"]["limit"] == 2
+
+
 def test_decorating_a_step_again_is_refused():
     flow = Flow("f")
 

@@ -17,9 +17,9 @@ error that names the step and the rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, Unpack, overload
 
 from charter.dsl import waits
 from charter.dsl.handler import CTX, RUN, HandlerSpec, inspect_handler
@@ -66,6 +66,32 @@ class StepOptions:
 
 
 Isolation = Literal["process"]
+
+
+class StepArguments(TypedDict, total=False):
+    """The keyword arguments :meth:`Flow.step` and :meth:`Flow.map` share. Options left out
+    (or None) are inherited from the flow, then from SQL's defaults. ``priority``,
+    ``concurrency`` and ``rate_limit`` limit the claim (see :mod:`charter.dsl.limits`);
+    ``isolation``, ``retry_on`` and ``no_retry_on`` are :class:`ExecutionOptions`."""
+
+    slug: str | None
+    max_attempts: int | None
+    base_delay: int | None
+    timeout: int | None
+    start_delay: int | None
+    isolation: Isolation | None
+    retry_on: ExceptionTypes | None
+    no_retry_on: ExceptionTypes | None
+    priority: int | None
+    concurrency: dict[str, Any] | None
+    rate_limit: dict[str, Any] | None
+
+
+def _check_arguments(method: str, arguments: Mapping[str, object]) -> None:
+    # **arguments takes any name at run time; an unknown one is refused as a signature would.
+    for name in arguments:
+        if name not in StepArguments.__annotations__:
+            raise TypeError(f"Flow.{method}() got an unexpected keyword argument {name!r}")
 
 
 @dataclass(frozen=True)
@@ -157,18 +183,8 @@ class Flow:
         self,
         *,
         depends_on: Iterable[Step | str] = (),
-        slug: str | None = None,
-        max_attempts: int | None = None,
-        base_delay: int | None = None,
-        timeout: int | None = None,
-        start_delay: int | None = None,
-        isolation: Isolation | None = None,
-        retry_on: ExceptionTypes | None = None,
-        no_retry_on: ExceptionTypes | None = None,
-        priority: int | None = None,
-        concurrency: dict[str, Any] | None = None,
-        rate_limit: dict[str, Any] | None = None,
         child: Flow | str | None = None,
+        **arguments: Unpack[StepArguments],
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def step(
@@ -176,18 +192,8 @@ class Flow:
         handler: Callable[..., Any] | None = None,
         *,
         depends_on: Iterable[Step | str] = (),
-        slug: str | None = None,
-        max_attempts: int | None = None,
-        base_delay: int | None = None,
-        timeout: int | None = None,
-        start_delay: int | None = None,
-        isolation: Isolation | None = None,
-        retry_on: ExceptionTypes | None = None,
-        no_retry_on: ExceptionTypes | None = None,
-        priority: int | None = None,
-        concurrency: dict[str, Any] | None = None,
-        rate_limit: dict[str, Any] | None = None,
         child: Flow | str | None = None,
+        **arguments: Unpack[StepArguments],
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a step. Its dependencies' outputs arrive as parameters of the same name;
         a parameter ``run`` receives the run input and ``ctx`` the handler context.
@@ -195,68 +201,23 @@ class Flow:
         ``child=other_flow`` makes the step's body a child run of that flow: the handler's
         return value is the child's input, and the step completes with the child's output
         (or fails when the child fails) without holding a worker while the child runs.
-        ``priority``, ``concurrency`` and ``rate_limit`` limit the claim (see
-        :mod:`charter.dsl.limits`)."""
-        options = {
-            "max_attempts": max_attempts,
-            "base_delay": base_delay,
-            "timeout": timeout,
-            "start_delay": start_delay,
-        }
-        execution = (isolation, retry_on, no_retry_on)
-        limits = {"priority": priority, "concurrency": concurrency, "rate_limit": rate_limit}
+        The other keyword arguments are :class:`StepArguments`."""
+        _check_arguments("step", arguments)
 
         def add(fn: Callable[..., Any]) -> Step:
             config = None if child is None else {"child": _child_slug(self, fn, child)}
-            return self._add(
-                fn,
-                "single",
-                depends_on,
-                slug,
-                options,
-                execution,
-                over=None,
-                limits=limits,
-                config=config,
-            )
+            return self._add(fn, "single", depends_on, arguments, over=None, config=config)
 
         return add(handler) if handler is not None else add
 
     @overload
     def map(
-        self,
-        handler: Callable[..., Any],
-        *,
-        over: Step | str,
-        slug: str | None = None,
-        max_attempts: int | None = None,
-        base_delay: int | None = None,
-        timeout: int | None = None,
-        start_delay: int | None = None,
-        isolation: Isolation | None = None,
-        retry_on: ExceptionTypes | None = None,
-        no_retry_on: ExceptionTypes | None = None,
-        priority: int | None = None,
-        concurrency: dict[str, Any] | None = None,
-        rate_limit: dict[str, Any] | None = None,
+        self, handler: Callable[..., Any], *, over: Step | str, **arguments: Unpack[StepArguments]
     ) -> Step: ...
 
     @overload
     def map(
-        self,
-        *,
-        over: Step | str,
-        slug: str | None = None,
-        max_attempts: int | None = None,
-        base_delay: int | None = None,
-        timeout: int | None = None,
-        start_delay: int | None = None,
-        isolation: Isolation | None = None,
-        retry_on: ExceptionTypes | None = None,
-        no_retry_on: ExceptionTypes | None = None,
-        priority: int | None = None,
-        concurrency: dict[str, Any] | None = None,
-        rate_limit: dict[str, Any] | None = None,
+        self, *, over: Step | str, **arguments: Unpack[StepArguments]
     ) -> Callable[[Callable[..., Any]], Step]: ...
 
     def map(
@@ -264,31 +225,15 @@ class Flow:
         handler: Callable[..., Any] | None = None,
         *,
         over: Step | str,
-        slug: str | None = None,
-        max_attempts: int | None = None,
-        base_delay: int | None = None,
-        timeout: int | None = None,
-        start_delay: int | None = None,
-        isolation: Isolation | None = None,
-        retry_on: ExceptionTypes | None = None,
-        no_retry_on: ExceptionTypes | None = None,
-        priority: int | None = None,
-        concurrency: dict[str, Any] | None = None,
-        rate_limit: dict[str, Any] | None = None,
+        **arguments: Unpack[StepArguments],
     ) -> Step | Callable[[Callable[..., Any]], Step]:
         """Add a map step: one task per element of the array that ``over`` returned
-        (``over="run"``: of the run input). Its output is the list of results, in order."""
-        options = {
-            "max_attempts": max_attempts,
-            "base_delay": base_delay,
-            "timeout": timeout,
-            "start_delay": start_delay,
-        }
-        execution = (isolation, retry_on, no_retry_on)
-        limits = {"priority": priority, "concurrency": concurrency, "rate_limit": rate_limit}
+        (``over="run"``: of the run input). Its output is the list of results, in order.
+        The other keyword arguments are :class:`StepArguments`."""
+        _check_arguments("map", arguments)
 
         def add(fn: Callable[..., Any]) -> Step:
-            return self._add(fn, "map", (), slug, options, execution, over=over, limits=limits)
+            return self._add(fn, "map", (), arguments, over=over)
 
         return add(handler) if handler is not None else add
 
@@ -339,14 +284,7 @@ class Flow:
     ) -> Any:
         def add(fn: Callable[..., Any], step_slug: str | None = slug) -> Step:
             return self._add(
-                fn,
-                step_type,
-                depends_on,
-                step_slug,
-                {},
-                (None, None, None),
-                over=None,
-                config=config,
+                fn, step_type, depends_on, {"slug": step_slug}, over=None, config=config
             )
 
         if isinstance(target, str):
@@ -358,12 +296,9 @@ class Flow:
         fn: Callable[..., Any],
         step_type: str,
         depends_on: Iterable[Step | str],
-        slug: str | None,
-        options: dict[str, int | None],
-        execution: tuple[Any, Any, Any],
+        arguments: StepArguments,
         *,
         over: Step | str | None,
-        limits: dict[str, Any] | None = None,
         config: dict[str, Any] | None = None,
     ) -> Step:
         if isinstance(fn, Step):
@@ -377,6 +312,7 @@ class Flow:
                 f"Flow '{self.slug}': a step handler must be a function, got {shown(fn)}.",
                 code="FLOW_STEP_INVALID",
             )
+        slug = arguments.get("slug")
         step_slug = slug if slug is not None else getattr(fn, "__name__", None)
         if step_slug is None:
             raise FlowDefinitionError(
@@ -417,10 +353,29 @@ class Flow:
             handler=fn,
             step_type=step_type,
             dependencies=dependencies,
-            options=_options(where, claim_limits(where, names=names, **(limits or {})), **options),
+            options=_options(
+                where,
+                claim_limits(
+                    where,
+                    names=names,
+                    priority=arguments.get("priority"),
+                    concurrency=arguments.get("concurrency"),
+                    rate_limit=arguments.get("rate_limit"),
+                ),
+                max_attempts=arguments.get("max_attempts"),
+                base_delay=arguments.get("base_delay"),
+                timeout=arguments.get("timeout"),
+                start_delay=arguments.get("start_delay"),
+            ),
             spec=spec,
             over=source,
-            execution=_execution(where, fn, *execution),
+            execution=_execution(
+                where,
+                fn,
+                arguments.get("isolation"),
+                arguments.get("retry_on"),
+                arguments.get("no_retry_on"),
+            ),
             config=config,
         )
         self.steps[step_slug] = step

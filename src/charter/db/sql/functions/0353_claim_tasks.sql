@@ -1,7 +1,7 @@
 -- Claims up to p_limit tasks of the given flow versions (those the worker's code matches,
--- see register_worker) for a worker, one org at a time: it goes round the orgs that have
--- queued tasks of those versions (_orgs_in_turn) and takes what it can from each
--- (_claim_tasks_of_org) until it has p_limit.
+-- see register_worker) for a worker, one org at a time (_claim_in_turn): it goes round the
+-- orgs that have queued tasks of those versions (_orgs_in_turn) and takes what it can from
+-- each (_claim_tasks_of_org) until it has p_limit.
 CREATE OR REPLACE FUNCTION charter.claim_tasks(
     p_worker_id text,
     p_version_ids text[],
@@ -20,18 +20,8 @@ SET search_path = ''
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 AS $$
-DECLARE
-    v_org     text;
-    v_left    integer := p_limit;
-    v_claimed integer;
 BEGIN
-    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('tasks', p_version_ids, p_limit) AS o(org) LOOP
-        EXIT WHEN v_left <= 0;
-        RETURN QUERY SELECT * FROM charter._claim_tasks_of_org(v_org, p_worker_id, p_version_ids,
-                                                               v_left, p_lease_seconds);
-        GET DIAGNOSTICS v_claimed = ROW_COUNT;
-        v_left := v_left - v_claimed;
-        PERFORM charter._took_turn('tasks', v_org);
-    END LOOP;
+    RETURN QUERY SELECT * FROM charter._claim_in_turn(NULL::charter.claimed_task, 'tasks', p_worker_id,
+                                                       p_version_ids, p_limit, p_lease_seconds);
 END;
 $$;

@@ -27,11 +27,10 @@ DECLARE
     v_type      text;
     v_remaining integer;
 BEGIN
-    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id AND t.org_id = p_org_id;
-    IF NOT FOUND THEN
+    v_run_id := charter._lock_task_run(p_task_id, p_org_id);
+    IF v_run_id IS NULL THEN
         RETURN 'stale';
     END IF;
-    PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     IF p_directive IS NOT NULL THEN
         RETURN charter._complete_directed(p_task_id, p_org_id, p_token, p_output, p_worker_id, p_cost,
                                           p_directive);

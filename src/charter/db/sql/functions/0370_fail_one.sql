@@ -22,11 +22,10 @@ DECLARE
     v_error  jsonb;
     v_delay  numeric;
 BEGIN
-    SELECT t.run_id INTO v_run_id FROM charter.tasks AS t WHERE t.id = p_task_id AND t.org_id = p_org_id;
-    IF NOT FOUND THEN
+    v_run_id := charter._lock_task_run(p_task_id, p_org_id);
+    IF v_run_id IS NULL THEN
         RETURN 'stale';
     END IF;
-    PERFORM pg_advisory_xact_lock(charter._lock_key('run', v_run_id));
     SELECT * INTO v_task FROM charter.tasks AS t
      WHERE t.id = p_task_id AND t.org_id = p_org_id AND t.delivery_token = p_token AND t.status = 'started'
        FOR UPDATE;

@@ -8,7 +8,7 @@
 -- Each comes with its whole key, org included, which apply_document_events takes back.
 -- One org at a time: the claim goes round the orgs with open events (_orgs_in_turn).
 CREATE OR REPLACE FUNCTION charter.claim_document_events(p_worker_id text, p_limit integer, p_lease_seconds integer)
-RETURNS TABLE (created_at timestamptz, id bigint, org_id text)
+RETURNS SETOF charter.claimed_event
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = ''
@@ -21,18 +21,8 @@ SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 AS $$
-DECLARE
-    v_org     text;
-    v_left    integer := p_limit;
-    v_claimed integer;
 BEGIN
-    FOR v_org IN SELECT o.org FROM charter._orgs_in_turn('document_events', NULL, p_limit) AS o(org) LOOP
-        EXIT WHEN v_left <= 0;
-        RETURN QUERY SELECT * FROM charter._claim_document_events_of_org(
-            v_org, p_worker_id, v_left, p_lease_seconds);
-        GET DIAGNOSTICS v_claimed = ROW_COUNT;
-        v_left := v_left - v_claimed;
-        PERFORM charter._took_turn('document_events', v_org);
-    END LOOP;
+    RETURN QUERY SELECT * FROM charter._claim_in_turn(NULL::charter.claimed_event, 'document_events',
+                                                       p_worker_id, NULL, p_limit, p_lease_seconds);
 END;
 $$;

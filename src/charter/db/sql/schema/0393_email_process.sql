@@ -9,6 +9,9 @@ CREATE TABLE charter.email_messages (
     created_at timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT email_messages_pkey PRIMARY KEY (id, org_id)
 );
+ALTER TABLE charter.email_messages ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.email_messages
+    USING (org_id = current_setting('charter.org_id', true));
 CREATE TABLE charter.send_email_tasks (
     id               bigint      GENERATED ALWAYS AS IDENTITY,
     org_id           text        NOT NULL,
@@ -22,6 +25,9 @@ CREATE TABLE charter.send_email_tasks (
         REFERENCES charter.email_messages (id, org_id),
     CONSTRAINT send_email_attempts_positive CHECK (max_attempts BETWEEN 1 AND 20)
 );
+ALTER TABLE charter.send_email_tasks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.send_email_tasks
+    USING (org_id = current_setting('charter.org_id', true));
 CREATE TABLE charter.send_email_task_scheduled (
     org_id            text        NOT NULL,
     send_email_task_id bigint     NOT NULL,
@@ -32,6 +38,9 @@ CREATE TABLE charter.send_email_task_scheduled (
     CONSTRAINT send_email_task_scheduled_task_fkey FOREIGN KEY (send_email_task_id, org_id)
         REFERENCES charter.send_email_tasks (id, org_id)
 );
+ALTER TABLE charter.send_email_task_scheduled ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.send_email_task_scheduled
+    USING (org_id = current_setting('charter.org_id', true));
 CREATE TABLE charter.send_email_task_failed (
     org_id            text        NOT NULL,
     send_email_task_id bigint     NOT NULL,
@@ -42,6 +51,9 @@ CREATE TABLE charter.send_email_task_failed (
     CONSTRAINT send_email_task_failed_task_fkey FOREIGN KEY (send_email_task_id, org_id)
         REFERENCES charter.send_email_tasks (id, org_id)
 );
+ALTER TABLE charter.send_email_task_failed ENABLE ROW LEVEL SECURITY;
+CREATE POLICY org_isolation ON charter.send_email_task_failed
+    USING (org_id = current_setting('charter.org_id', true));
 CREATE TABLE charter.send_email_task_succeeded (
     org_id            text        NOT NULL,
     send_email_task_id bigint     NOT NULL,
@@ -52,18 +64,6 @@ CREATE TABLE charter.send_email_task_succeeded (
     CONSTRAINT send_email_task_succeeded_task_fkey FOREIGN KEY (send_email_task_id, org_id)
         REFERENCES charter.send_email_tasks (id, org_id)
 );
-ALTER TABLE charter.email_messages ENABLE ROW LEVEL SECURITY;
-ALTER TABLE charter.send_email_tasks ENABLE ROW LEVEL SECURITY;
-ALTER TABLE charter.send_email_task_scheduled ENABLE ROW LEVEL SECURITY;
-ALTER TABLE charter.send_email_task_failed ENABLE ROW LEVEL SECURITY;
 ALTER TABLE charter.send_email_task_succeeded ENABLE ROW LEVEL SECURITY;
-CREATE POLICY org_isolation ON charter.email_messages
-    USING (org_id = current_setting('charter.org_id', true));
-CREATE POLICY org_isolation ON charter.send_email_tasks
-    USING (org_id = current_setting('charter.org_id', true));
-CREATE POLICY org_isolation ON charter.send_email_task_scheduled
-    USING (org_id = current_setting('charter.org_id', true));
-CREATE POLICY org_isolation ON charter.send_email_task_failed
-    USING (org_id = current_setting('charter.org_id', true));
 CREATE POLICY org_isolation ON charter.send_email_task_succeeded
     USING (org_id = current_setting('charter.org_id', true));
