@@ -147,6 +147,7 @@ def _fill(client: Client) -> dict[str, str]:
     client.definitions.publish(invoice_contract(), invoice_org())
     for user in ("mary", "mike", "clerk"):
         client.directory.put_user(user, roles=["ap_clerk"], email=f"{user}@example.com")
+    client.directory.put_user("admin", roles=["admin"], email="admin@example.com")
     client.directory.put_org({"trusted_vendors": ["v-trusted"]})
     docs = client.documents
     done = docs.create("ap_invoice", _invoice("INV-1041", "Paper & Co", 1250, cost_center="CC-7"),
@@ -201,20 +202,50 @@ def _browser(size: tuple[int, int]) -> Any:
     return browser
 
 
-def _shoot(base: str, key: str, pages: dict[str, str], out: Path) -> list[Path]:
+def _sign_in(browser: Any, base: str, key: str) -> None:
     from selenium.webdriver.common.by import By
 
+    browser.delete_all_cookies()
+    browser.get(base + "/sign-in")
+    browser.find_element(By.NAME, "key").send_keys(key)
+    browser.find_element(By.ID, "sign-in").click()
+    _until(lambda: "/sign-in" not in browser.current_url)
+
+
+def _builder_drawn(browser: Any) -> bool:
+    """Whether the builder has laid out its slot (its nodes are on the canvas)."""
+    from selenium.webdriver.common.by import By
+
+    return bool(browser.find_elements(By.CSS_SELECTOR, ".react-flow__node .step"))
+
+
+def _shoot(base: str, keys: tuple[str, str], pages: dict[str, str], out: Path) -> list[Path]:
+    """Each page at each width, signed in with the first key; the builder with the second (an
+    admin's: the palette and forms are for those who may edit)."""
+    user, admin = keys
     saved = []
     for suffix, size in WIDTHS.items():
         browser = _browser(size)
         try:
-            browser.get(base + "/sign-in")
-            browser.find_element(By.NAME, "key").send_keys(key)
-            browser.find_element(By.ID, "sign-in").click()
-            _until(lambda: "/sign-in" not in browser.current_url)  # noqa: B023 (used at once)
+            _sign_in(browser, base, user)
             for name, path in pages.items():
+                if name == "builder":
+                    _sign_in(browser, base, admin)
                 browser.get(base + path)
-                time.sleep(0.3)  # the graph's scroll runs once the page has loaded
+                if name == "builder":
+                    _until(lambda: _builder_drawn(browser))  # noqa: B023 (used at once)
+                    if suffix:  # on a phone the panels stack: start at the slot's canvas
+                        browser.execute_script(
+                            "document.querySelector('.centre .toolbar').scrollIntoView()"
+                        )
+                    time.sleep(3)  # it lays the slot out and compiles it
+                    # Whole in view: the canvas's own fit can run before its final size.
+                    browser.execute_script(
+                        "document.querySelector('.react-flow__controls-fitview').click()"
+                    )
+                    time.sleep(0.5)
+                else:
+                    time.sleep(0.3)  # the graph's scroll runs once the page has loaded
                 target = out / f"{name}{suffix}.png"
                 browser.save_screenshot(str(target))
                 saved.append(target)
@@ -238,6 +269,7 @@ def main() -> None:
             ids = _fill(client)
         with psycopg.connect(url, autocommit=True) as owner:
             key = str(perform(owner, create_api_key(ORG, "mary", "screenshots", None)).key)
+            admin = str(perform(owner, create_api_key(ORG, "admin", "screenshots", None)).key)
         app = create_app(url)
         with _app(app, port) as base:
             pages = {
@@ -251,7 +283,7 @@ def main() -> None:
             }
             if BUILDER in set(_paths(app.routes)):  # the slot builder, where this version has it
                 pages["builder"] = BUILDER.format(entity_type="ap_invoice")
-            for path in _shoot(base, key, pages, out):
+            for path in _shoot(base, (key, admin), pages, out):
                 print(path)
 
 

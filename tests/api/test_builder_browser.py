@@ -186,3 +186,54 @@ def test_an_admin_builds_the_fast_lane_publishes_it_and_rolls_it_back(
     assert [w.kind for w in after.workflow.waiting_for] == ["transition"]
     assert after.workflow.version_id == client.definitions.current("ap_invoice").version_id
     assert after.workflow.version_id != published.version_id
+
+
+def _box(browser: Any, testid: str) -> dict[str, float]:
+    """The element's box on the page (not the viewport), in CSS pixels."""
+    return browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return {left: r.left, right: r.right, top: r.top + scrollY, bottom: r.bottom + scrollY};",
+        _by_id(browser, testid),
+    )
+
+
+def _fits_the_width(browser: Any) -> bool:
+    return bool(
+        browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    )
+
+
+def test_on_a_phone_the_builder_stacks_and_a_palette_click_adds_a_node(browser, server, initech):
+    _, admin_key, _ = initech
+    # A window is never narrower than about 500 px: a phone is emulated instead.
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 800, "deviceScaleFactor": 2, "mobile": True},
+    )
+    _sign_in(browser, server, admin_key)
+    browser.get(f"{server}/definitions/ap_invoice/builder")
+    _status(browser, "ok")
+    assert browser.execute_script("return window.innerWidth") == 390
+    _by_id(browser, "slot-slot:review").click()
+    assert _fits_the_width(browser)
+
+    # One column: the canvas spans the page's width, the palette comes below it.
+    canvas, palette = _box(browser, "canvas"), _box(browser, "palette-condition")
+    assert canvas["right"] - canvas["left"] > 300
+    assert palette["top"] >= canvas["bottom"]
+
+    _by_id(browser, "palette-condition").click()
+
+    def on_the_canvas() -> bool:  # once the layout has placed it and the view has followed
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            node = _box(browser, "node-condition_1")
+        except WebDriverException:  # re-rendered while measured
+            return False
+        inside = canvas["left"] <= node["left"] and node["right"] <= canvas["right"]
+        return inside and canvas["top"] <= node["top"] and node["bottom"] <= canvas["bottom"]
+
+    _until(on_the_canvas)
+    assert _by_id(browser, "field-id").get_attribute("value") == "condition_1"
+    assert _fits_the_width(browser)  # with the node's form open too
