@@ -5,19 +5,12 @@ unique key of org data; this test fails when a key of org data lacks it."""
 
 from typing import Any
 
-# Definitions, read everywhere and written rarely: Citus reference tables.
-REFERENCE = {
-    "workflows",
-    "workflow_versions",
-    "flow_steps",
-    "flow_step_deps",
-    "flow_version_facts",
-    "workflow_version_parents",
-    "schema_migrations",
-}
-# Looked up before an org is known (a worker's heartbeat, an API key's hash, the test
-# clock of a development database): kept on the coordinator.
-COORDINATOR = {"workers", "api_keys", "test_clock"}
+from charter.db.citus import COORDINATOR_TABLES, REFERENCE_TABLES
+
+# Definitions are reference tables; what is looked up before an org is known stays on the
+# coordinator: the lists `charter citus distribute` places them by.
+REFERENCE = set(REFERENCE_TABLES)
+COORDINATOR = set(COORDINATOR_TABLES)
 
 # Keys of org data without org_id: none is left (a run's key became (id, org_id) last). A
 # key added without org_id fails the test below; list one here only with the reason.
