@@ -32,6 +32,7 @@ def _renamed_vendor(version: int) -> dict[str, Any]:
     contract["version"] = version
     del contract["fields"]["vendor_id"]
     contract["fields"]["supplier_id"] = "string"
+    contract["display"] = {"title": "Invoice from {supplier_id}", "summary": ["supplier_id"]}
     return contract
 
 
