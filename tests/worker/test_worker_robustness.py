@@ -297,7 +297,7 @@ def test_process_isolation_kills_a_hung_handler_and_returns_results_and_errors(d
         assert worker.executor.overrunning == 0
     assert hung.status == "failed" and hung.error["type"] == "Timeout"
     assert "process was killed" in hung.error["message"]
-    assert ok.status == "completed"
+    assert ok.status == "completed", ok.error
     child = ok.output["after"]
     assert child["step"] == "after" and child["child"] != f"pid {os.getpid()}"
     assert child["me"] != os.getpid() and ok.usd_cost == pytest.approx(0.25)
