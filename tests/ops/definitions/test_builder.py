@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 
 import pytest
 
@@ -112,3 +113,26 @@ def test_the_cli_lists_versions_and_rolls_back(acme, db_url, capsys):
     now = acme.definitions.current("memo")
     assert now.version_id not in (first.version_id, second.version_id)
     assert acme.definitions.versions("memo")[0]["rollbackOf"] == first.version_id
+
+
+def test_racing_rollbacks_restore_the_version_once(acme):
+    memo = defs.contract("memo", {"code": "string"})
+    first = acme.definitions.publish(memo, defs.org_definition("memo", NODES, []))
+    other = [("y", "script", {"expression": "entity.code == 'b'", "assignTo": "context.y"})]
+    acme.definitions.publish(memo, defs.org_definition("memo", other, []))
+    start = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def roll_back() -> None:
+        start.wait()
+        outcomes.append(acme.definitions.rollback("memo", first.version_id, actor="admin").status)
+
+    threads = [threading.Thread(target=roll_back) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["published", "verified", "verified", "verified"], outcomes
+    rolled = [v for v in acme.definitions.versions("memo") if v.get("rollbackOf")]
+    assert len(rolled) == 1 and rolled[0]["current"]
+    assert acme.definitions.current("memo").version_id == rolled[0]["versionId"]
