@@ -136,11 +136,14 @@ def _recreate_shard_typed_functions(conn: psycopg.Connection) -> list[str]:
     conn.execute("RESET citus.override_table_visibility")
     if not stale:
         return []
+    # Created on the coordinator only; distribute places them on every node afterwards.
+    conn.execute("SET LOCAL citus.enable_ddl_propagation = off")
     for signature in stale:
         conn.execute(sql.SQL("DROP FUNCTION {}").format(sql.SQL(signature)))
     for file in load_files():
         if file.name.startswith(("functions/", "grants/")):
             conn.execute(file.sql)
+    conn.execute("RESET citus.enable_ddl_propagation")
     return stale
 
 
@@ -186,6 +189,9 @@ def distribute(conn: psycopg.Connection, *, shard_count: int | None = None) -> D
         )
     done = Distribution()
     placed = _placed(conn)
+    # SQL-standard bodies (BEGIN ATOMIC) depend on the columns they read, which Citus takes
+    # for a circular dependency when it converts their tables: port them first.
+    ported = set(port_sql_functions(conn))
     # Triggers on distributed tables run on the shards; charter's only keep org rows in step.
     conn.execute("SET LOCAL citus.enable_unsafe_triggers = on")
     conn.execute("SET LOCAL citus.multi_shard_modify_mode = 'sequential'")
@@ -212,7 +218,7 @@ def distribute(conn: psycopg.Connection, *, shard_count: int | None = None) -> D
             )
             done.distributed.append(table)
     done.recreated = _recreate_shard_typed_functions(conn)
-    done.ported = port_sql_functions(conn)
+    done.ported = sorted(ported | set(port_sql_functions(conn)))
     delegated = _delegated(conn)
     distributed = _distributed_functions(conn)
     by_org = dict(delegated_functions())
