@@ -23,6 +23,7 @@ from psycopg import conninfo
 
 import charter
 from charter.db import embedded
+from charter.db.citus import NESTED_EXECUTION
 from charter.db.migrate import load_files
 
 TEST_DB_PREFIX = "charter_t_"
@@ -159,6 +160,8 @@ class ClusterFactory(DatabaseFactory):
         name = f"{TEST_DB_PREFIX}{os.getpid()}_{self._count}"
         clause = f' TEMPLATE "{template}"' if template else ""
         self._on_every_node(f'CREATE DATABASE "{name}"{clause}')
+        # A database's settings are not copied with it: the one distribute made, again.
+        self._on_every_node(f'ALTER DATABASE "{name}" SET {NESTED_EXECUTION} = on')
         return name
 
     def _drop_loop(self) -> None:

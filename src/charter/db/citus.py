@@ -52,6 +52,7 @@ class Distribution:
     ported: list[str] = field(default_factory=list)
     coordinator_functions: list[str] = field(default_factory=list)
     recreated: list[str] = field(default_factory=list)
+    custom_plans: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
 
 
@@ -147,6 +148,42 @@ def _recreate_shard_typed_functions(conn: psycopg.Connection) -> list[str]:
     return stale
 
 
+_GENERIC_PLANS = """
+SELECT p.oid::regprocedure::text FROM pg_proc AS p
+ WHERE p.pronamespace = 'charter'::regnamespace
+   AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig)
+ ORDER BY 1
+"""
+
+
+def _plan_each_call(conn: psycopg.Connection) -> list[str]:
+    """On one server the hot functions keep one generic plan per session (making a custom
+    plan for each call's ids cost more than running it). Citus cannot route a generic plan
+    whose distribution column is a parameter (an INSERT ... SELECT "could not create
+    distributed plan"): on a cluster they plan each call, as Citus caches its own plans."""
+    functions = [name for (name,) in conn.execute(_GENERIC_PLANS).fetchall()]
+    for signature in functions:
+        conn.execute(sql.SQL("ALTER FUNCTION {} RESET plan_cache_mode").format(sql.SQL(signature)))
+    return functions
+
+
+NESTED_EXECUTION = "citus.allow_nested_distributed_execution"
+
+
+def allow_nested_execution(conn: psycopg.Connection, database: str | None = None) -> None:
+    """Lets a function called in a query that runs on a shard read tables itself (Citus
+    refuses by default, since such a read may go to another node outside the query's
+    transaction). charter's are safe: each reads a reference table (a copy on every node)
+    or its own org's rows, which are co-located with the shard the query runs on, so the
+    read is local. Set on the database on every node (Citus does not propagate it)."""
+    name = database or conn.info.dbname
+    statement = sql.SQL("ALTER DATABASE {} SET {} = on").format(
+        sql.Identifier(name), sql.SQL(NESTED_EXECUTION)
+    )
+    conn.execute(statement)
+    conn.execute("SELECT * FROM run_command_on_workers(%s)", (statement.as_string(conn),))
+
+
 def _functions(conn: psycopg.Connection) -> list[str]:
     rows = conn.execute(
         """SELECT p.oid::regprocedure::text FROM pg_proc AS p
@@ -219,6 +256,8 @@ def distribute(conn: psycopg.Connection, *, shard_count: int | None = None) -> D
             done.distributed.append(table)
     done.recreated = _recreate_shard_typed_functions(conn)
     done.ported = sorted(ported | set(port_sql_functions(conn)))
+    done.custom_plans = _plan_each_call(conn)
+    allow_nested_execution(conn)
     delegated = _delegated(conn)
     distributed = _distributed_functions(conn)
     by_org = dict(delegated_functions())

@@ -47,7 +47,10 @@ def test_step_options_fall_back_from_step_to_flow_to_default(conn):
     rows = conn.execute("""
         SELECT s.slug, o.* FROM charter.flow_steps AS s
           JOIN charter.workflow_versions AS v ON v.id = s.version_id
-         CROSS JOIN LATERAL charter._step_options(s, v) AS o
+         CROSS JOIN LATERAL charter._step_options(
+             s.opt_max_attempts, s.opt_base_delay, s.opt_timeout, s.opt_start_delay,
+             s.opt_limits, v.opt_max_attempts, v.opt_base_delay, v.opt_timeout,
+             v.opt_start_delay, v.opt_limits) AS o
          WHERE s.version_id = 'opts-v1' ORDER BY s.slug""").fetchall()
     # (max_attempts, base_delay, timeout, start_delay, priority): step, else flow, else default
     assert rows == [("a", 7, 1, 5, 0, 2), ("b", 3, 1, 30, 0, 2)]
@@ -59,7 +62,10 @@ def test_step_options_is_inlined_into_the_statement_that_joins_it(conn):
             EXPLAIN (FORMAT JSON, VERBOSE)
             SELECT o.max_attempts FROM charter.flow_steps AS s
               JOIN charter.workflow_versions AS v ON v.id = s.version_id
-             CROSS JOIN LATERAL charter._step_options(s, v) AS o
+             CROSS JOIN LATERAL charter._step_options(
+             s.opt_max_attempts, s.opt_base_delay, s.opt_timeout, s.opt_start_delay,
+             s.opt_limits, v.opt_max_attempts, v.opt_base_delay, v.opt_timeout,
+             v.opt_start_delay, v.opt_limits) AS o
              WHERE s.version_id = 'x'""").fetchone()[0]
     )
     assert "_step_options" not in plan  # no Function Scan: the coalesce is in the plan

@@ -85,7 +85,10 @@ BEGIN
                o.max_attempts, now() + make_interval(secs => o.start_delay),
                coalesce(p_priority, o.priority)
           FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
-         CROSS JOIN LATERAL charter._step_options(s, v) AS o
+         CROSS JOIN LATERAL charter._step_options(s.opt_max_attempts, s.opt_base_delay, s.opt_timeout,
+                                          s.opt_start_delay, s.opt_limits, v.opt_max_attempts,
+                                          v.opt_base_delay, v.opt_timeout, v.opt_start_delay,
+                                          v.opt_limits) AS o
          WHERE s.version_id = v_version_id AND s.slug = v_facts.root_steps[1]
            AND s.step_type = 'single' AND s.config IS NULL
            AND NOT coalesce(s.opt_limits ?| '{concurrency,rateLimit}', false)

@@ -19,6 +19,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_now timestamptz := now();  -- a value in CASE and coalesce: Citus evaluates no function there
     v_count      integer;
     v_ids        text[];
     v_index      integer;
@@ -97,7 +98,7 @@ BEGIN
         SELECT r.id, s.slug, p_org_id, s.required,
                CASE WHEN s.required = 0 THEN 'ready' ELSE 'waiting' END,
                CASE WHEN s.required = 0 THEN 1 END, CASE WHEN s.required = 0 THEN 1 END,
-               CASE WHEN s.required = 0 THEN now() END
+               CASE WHEN s.required = 0 THEN v_now END
           FROM unnest(v_created) AS r(id)
          CROSS JOIN charter._step_requirements(v_version_id) AS s;
     END IF;

@@ -27,12 +27,16 @@ DECLARE
     v_limit_key text;
     v_rate_key  text;
     v_event   charter.inbound_events;
+    v_now     timestamptz := now();
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
     SELECT s.step_type, o.max_attempts, o.start_delay, s.config, s.opt_limits, v.opt_limits
       INTO v_type, v_max, v_delay, v_config, v_limits, v_flow_limits
       FROM charter.flow_steps AS s JOIN charter.workflow_versions AS v ON v.id = s.version_id
-     CROSS JOIN LATERAL charter._step_options(s, v) AS o
+     CROSS JOIN LATERAL charter._step_options(s.opt_max_attempts, s.opt_base_delay, s.opt_timeout,
+                                          s.opt_start_delay, s.opt_limits, v.opt_max_attempts,
+                                          v.opt_base_delay, v.opt_timeout, v.opt_start_delay,
+                                          v.opt_limits) AS o
      WHERE s.version_id = v_run.version_id AND s.slug = p_step_slug;
 
     IF v_type <> 'map' THEN
@@ -65,7 +69,7 @@ BEGIN
                 WHERE i.run_id = p_run_id AND i.target_step = p_step_slug
                   AND i.source_step = p_step_slug AND i.spread_index >= 0
                   AND i.org_id = p_org_id)::integer END,
-           ready_at = coalesce(s.ready_at, now())
+           ready_at = coalesce(s.ready_at, v_now)  -- a value: Citus evaluates no function there
      WHERE s.run_id = p_run_id AND s.step_slug = p_step_slug AND s.org_id = p_org_id;
     IF v_count = 0 THEN
         PERFORM charter._complete_step(p_run_id, p_org_id, p_step_slug, '[]'::jsonb);

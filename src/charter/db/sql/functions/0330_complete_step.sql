@@ -12,6 +12,7 @@ DECLARE
     v_target    text;
     v_arrivals  integer;
     v_required  integer;
+    v_now       timestamptz := now();  -- a value in the CASE below: Citus evaluates no function there
 BEGIN
     SELECT * INTO v_run FROM charter.runs AS r WHERE r.id = p_run_id AND r.org_id = p_org_id;
     -- A chain's run keeps no readiness rows: each arrival is its node's only one, so the
@@ -45,7 +46,7 @@ BEGIN
         UPDATE charter.step_states
            SET arrivals = arrivals + 1,
                status = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN 'completed' ELSE status END,
-               completed_at = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN now() ELSE completed_at END
+               completed_at = CASE WHEN v_target = '$end' AND arrivals + 1 = required THEN v_now ELSE completed_at END
          WHERE run_id = p_run_id AND step_slug = v_target AND org_id = p_org_id
            AND arrivals < required
         RETURNING arrivals, required INTO v_arrivals, v_required;

@@ -16,7 +16,7 @@ BEGIN
      WHERE run_id = p_run_id AND org_id = p_org_id AND (status = 'ready' OR step_slug = p_step_slug);
     DELETE FROM charter.flow_event_waits AS w WHERE w.run_id = p_run_id AND w.org_id = p_org_id;
     PERFORM pg_notify('charter_runs', p_run_id);
-    PERFORM charter._wake_parent((SELECT r FROM charter.runs AS r
+    PERFORM charter._wake_parent((SELECT ROW(r.*)::charter.runs FROM charter.runs AS r
                                   WHERE r.id = p_run_id AND r.org_id = p_org_id));
 END;
 $$;

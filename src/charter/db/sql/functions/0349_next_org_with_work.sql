@@ -16,15 +16,25 @@ STABLE
 -- more, and it runs with its claim's settings (an empty search path; claim_tasks and
 -- claim_side_effects also ask for generic plans and no sequential scans).
 AS $$
+DECLARE
+    v_kind  text;
+    v_org   text;
+    v_first text;
 BEGIN
     IF p_queue = 'tasks' THEN
-        RETURN (SELECT min(n.org_id) FROM unnest(p_kinds) AS v(id)
-                 CROSS JOIN LATERAL (
-                    SELECT t.org_id FROM charter.tasks AS t
-                     WHERE t.version_id = v.id AND t.available_at IS NOT NULL
-                       AND t.org_id > p_after
-                     ORDER BY t.org_id
-                     LIMIT 1) AS n);
+        -- One probe per kind (a worker runs a few flow versions), the least org wins. A
+        -- statement per probe, not a lateral join over the kinds: Citus cannot push a
+        -- LIMIT inside a lateral join down to its shards.
+        FOREACH v_kind IN ARRAY p_kinds LOOP
+            SELECT t.org_id INTO v_org FROM charter.tasks AS t
+             WHERE t.version_id = v_kind AND t.available_at IS NOT NULL AND t.org_id > p_after
+             ORDER BY t.org_id
+             LIMIT 1;
+            IF FOUND AND (v_first IS NULL OR v_org < v_first) THEN
+                v_first := v_org;
+            END IF;
+        END LOOP;
+        RETURN v_first;
     ELSIF p_queue = 'side_effects' THEN
         RETURN (SELECT x.org_id FROM charter.side_effects AS x
                  WHERE x.status IN ('pending', 'processing', 'failed') AND x.org_id > p_after

@@ -21,6 +21,8 @@ AS $$  -- no SET clause: it runs with claim_tasks's settings
 #variable_conflict use_column
 DECLARE
     v_ids     bigint[];
+    v_seed    text;
+    v_started timestamptz;
     v_expired record;
     v_final   boolean;
     v_error   jsonb;
@@ -86,21 +88,27 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- The moment of the claim itself, not of the transaction's start: a claim admitted by
+    -- a slot another transaction freed meanwhile starts after it. Each task's delivery
+    -- token is the claim's random seed hashed with the task's id: values, not volatile
+    -- calls in the UPDATE, which Citus refuses.
+    v_started := clock_timestamp();
+    v_seed := gen_random_uuid()::text;
     RETURN QUERY
     WITH claimed AS (
         UPDATE charter.tasks AS t
            SET status = 'started',
                attempts = t.attempts + 1,
-               delivery_token = gen_random_uuid(),
+               delivery_token = md5(v_seed || t.id)::uuid,
                available_at = now() + make_interval(secs => p_lease_seconds),
                worker_id = p_worker_id,
-               -- The moment of the claim itself, not of the transaction's start: a claim
-               -- admitted by a slot another transaction freed meanwhile starts after it.
-               started_at = clock_timestamp()
+               started_at = v_started
          WHERE t.id = ANY (v_ids) AND t.org_id = p_org
         RETURNING t.id, t.run_id, t.workflow_slug, t.step_slug, t.task_index, t.attempts,
                   t.delivery_token, t.org_id
     )
+    -- Every table named by the claim's org itself, not the claimed rows' (the same org): on
+    -- Citus the statement then reads one shard group, on one node.
     SELECT c.id, c.run_id, c.workflow_slug, c.step_slug, c.task_index, c.attempts,
            c.delivery_token,
            charter._idempotency_key(c.run_id, c.org_id, c.step_slug, c.task_index),
@@ -108,23 +116,26 @@ BEGIN
            CASE WHEN s.step_type = 'single' THEN
                coalesce((SELECT jsonb_object_agg(i.source_step, i.value) FROM charter.inbox AS i
                           WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
-                            AND i.spread_index = -1 AND i.org_id = c.org_id), '{}'::jsonb)
+                            AND i.spread_index = -1 AND i.org_id = p_org), '{}'::jsonb)
            END,
            CASE WHEN s.step_type = 'map' THEN
                coalesce((SELECT i.value FROM charter.inbox AS i
                           WHERE i.run_id = c.run_id AND i.target_step = c.step_slug
                             AND i.source_step <> c.step_slug AND i.spread_index = -1
-                            AND i.org_id = c.org_id),
+                            AND i.org_id = p_org),
                         r.input) -> c.task_index
            END,
            o.timeout_seconds,
            CASE WHEN s.config IS NOT NULL THEN charter._step_resume(c.run_id, c.org_id, c.step_slug, c.task_index, s.step_type, s.config) END,
            c.org_id
       FROM claimed AS c
-      JOIN charter.runs AS r ON r.id = c.run_id AND r.org_id = c.org_id
+      JOIN charter.runs AS r ON r.id = c.run_id AND r.org_id = p_org
       JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = c.step_slug
       JOIN charter.workflow_versions AS v ON v.id = r.version_id
-     CROSS JOIN LATERAL charter._step_options(s, v) AS o
+     CROSS JOIN LATERAL charter._step_options(s.opt_max_attempts, s.opt_base_delay, s.opt_timeout,
+                                          s.opt_start_delay, s.opt_limits, v.opt_max_attempts,
+                                          v.opt_base_delay, v.opt_timeout, v.opt_start_delay,
+                                          v.opt_limits) AS o
      ORDER BY c.id;
 END;
 $$;

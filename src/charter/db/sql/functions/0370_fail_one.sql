@@ -49,7 +49,10 @@ BEGIN
           FROM charter.runs AS r
           JOIN charter.flow_steps AS s ON s.version_id = r.version_id AND s.slug = v_task.step_slug
           JOIN charter.workflow_versions AS v ON v.id = r.version_id
-         CROSS JOIN LATERAL charter._step_options(s, v) AS o
+         CROSS JOIN LATERAL charter._step_options(s.opt_max_attempts, s.opt_base_delay, s.opt_timeout,
+                                          s.opt_start_delay, s.opt_limits, v.opt_max_attempts,
+                                          v.opt_base_delay, v.opt_timeout, v.opt_start_delay,
+                                          v.opt_limits) AS o
          WHERE r.id = v_run_id AND r.org_id = p_org_id;
         UPDATE charter.tasks
            SET status = 'queued', delivery_token = NULL, worker_id = NULL,

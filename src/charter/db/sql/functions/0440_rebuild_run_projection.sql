@@ -8,6 +8,7 @@ LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 DECLARE
+    v_now timestamptz := now();  -- a value in CASE and coalesce: Citus evaluates no function there
     v_org        text := charter._run_org(p_run_id, p_org_id);
     v_projection jsonb;
 BEGIN
@@ -22,7 +23,7 @@ BEGIN
            output = v_projection->'output',
            error = v_projection->'error',
            finished_at = CASE WHEN v_projection->>'status' = 'running' THEN NULL
-                              ELSE coalesce(r.finished_at, now()) END,
+                              ELSE coalesce(r.finished_at, v_now) END,
            updated_at = now()
      WHERE r.id = p_run_id AND r.org_id = v_org;
     UPDATE charter.step_states AS s

@@ -19,9 +19,10 @@ AS $$
 DECLARE
     r       charter.runs;
     v_steps jsonb;
+    v_org      text := charter._run_org(p_run_id, p_org_id);  -- looked up before the query, not nested in it (Citus)
 BEGIN
     SELECT * INTO r FROM charter.runs AS x
-     WHERE x.id = p_run_id AND x.org_id = charter._run_org(p_run_id, p_org_id);
+     WHERE x.id = p_run_id AND x.org_id = v_org;
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
@@ -85,7 +86,7 @@ BEGIN
                                  r.output -> fs.slug) END,
                    'error', CASE WHEN s.status <> 'completed' THEN e.error END,
                    'waitingFor', CASE WHEN s.status = 'ready' AND r.status = 'running' THEN (
-                       SELECT charter._task_waiting(t, fs.step_type, fs.config) FROM charter.tasks AS t
+                       SELECT charter._task_waiting(ROW(t.*)::charter.tasks, fs.step_type, fs.config) FROM charter.tasks AS t
                         WHERE t.run_id = r.id AND t.step_slug = fs.slug AND t.org_id = r.org_id
                           AND t.status = 'queued'
                         ORDER BY t.task_index LIMIT 1) END)

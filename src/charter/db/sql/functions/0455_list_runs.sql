@@ -17,6 +17,7 @@ SET search_path = ''
 AS $$
 DECLARE
     v_after charter.runs;
+    v_after_org text;  -- looked up before the query, not nested in it (Citus)
     v_org   text := CASE WHEN p_org_id IS NOT NULL THEN charter._acting_org(p_org_id)
                          ELSE nullif(current_setting('charter.org_id', true), '') END;
 BEGIN
@@ -32,8 +33,9 @@ BEGIN
     END IF;
     IF p_after IS NOT NULL THEN
         -- Without an org (an operator's list), an id several orgs use is refused naming them.
+        v_after_org := charter._run_org(p_after, v_org);
         SELECT * INTO v_after FROM charter.runs AS r
-         WHERE r.id = p_after AND r.org_id = charter._run_org(p_after, v_org);
+         WHERE r.id = p_after AND r.org_id = v_after_org;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'CH022',
                 MESSAGE = format('after=%L names no run', p_after),

@@ -13,6 +13,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
+    v_now timestamptz := now();  -- a value in CASE and coalesce: Citus evaluates no function there
     v_run    charter.runs;
     v_status text;
 BEGIN
@@ -48,7 +49,7 @@ BEGIN
     UPDATE charter.runs
        SET status = v_status,
            finished_at = CASE WHEN v_status = 'running' THEN NULL
-                              ELSE coalesce(p_end_time, finished_at, now()) END,
+                              ELSE coalesce(p_end_time, finished_at, v_now) END,
            usd_cost = coalesce(p_usd_cost, usd_cost),
            updated_at = now()
      WHERE id = p_invocation_id AND org_id = 'default';

@@ -9,7 +9,7 @@ AS $$
 DECLARE
     v_actor jsonb;
 BEGIN
-    SELECT charter._actor_json(u) INTO v_actor FROM charter.directory_users AS u
+    SELECT charter._actor_json(ROW(u.*)::charter.directory_users) INTO v_actor FROM charter.directory_users AS u
      WHERE u.org_id = p_org_id AND u.user_id = p_actor;
     RETURN coalesce(v_actor, charter._reserved_actor(p_org_id, p_actor));
 END;

@@ -100,7 +100,7 @@ BEGIN
         -- operator on it would decompress it again. The document's instance is read in a
         -- statement of its own, after the lock (below).
         SELECT d AS doc, v.contract || '{}'::jsonb AS contract,
-               CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(u) END AS actor
+               CASE WHEN u.user_id IS NOT NULL THEN charter._actor_json(ROW(u.*)::charter.directory_users) END AS actor
           INTO v_found
           FROM charter.documents AS d
           JOIN charter.workflow_versions AS v ON v.id = d.contract_version_id

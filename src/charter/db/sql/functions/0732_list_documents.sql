@@ -23,7 +23,7 @@ BEGIN
         END IF;
     END IF;
     RETURN QUERY
-    SELECT charter._document_json(d)
+    SELECT charter._document_json(ROW(d.*)::charter.documents)
       FROM charter.documents AS d
      WHERE d.org_id = v_org
        AND (p_entity_type IS NULL OR d.entity_type = p_entity_type)

@@ -8,6 +8,7 @@ LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 DECLARE
+    v_now timestamptz := now();  -- a value in CASE and coalesce: Citus evaluates no function there
     v_type   text := p_wf #>> ARRAY['nodes', p_node, 'type'];
     v_join   jsonb := p_wf #> ARRAY['joinRequirements', p_node];
     v_token  text := p_token;
@@ -72,7 +73,7 @@ BEGIN
                          ELSE 'ready' END,
            ready_at = CASE WHEN s.arrivals + 1 >= s.required THEN clock_timestamp() END,
            completed_at = CASE WHEN s.arrivals + 1 >= s.required
-                                AND s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN now() END
+                                AND s.skipped_arrivals + CASE WHEN p_skip THEN 1 ELSE 0 END = s.arrivals + 1 THEN v_now END
      WHERE s.run_id = p_instance.id AND s.org_id = p_instance.org_id AND s.step_slug = p_node
     RETURNING * INTO v_state;
     IF v_state.status = 'skipped' THEN

@@ -10,9 +10,10 @@ SET search_path = ''
 AS $$
 DECLARE
     v_effect charter.side_effects;
+    v_org      text := charter._effect_org(p_effect_id, p_org_id);  -- looked up before the query, not nested in it (Citus)
 BEGIN
     SELECT * INTO v_effect FROM charter.side_effects AS x
-     WHERE x.id = p_effect_id AND x.org_id = charter._effect_org(p_effect_id, p_org_id);
+     WHERE x.id = p_effect_id AND x.org_id = v_org;
     IF NOT FOUND THEN
         RETURN false;
     END IF;

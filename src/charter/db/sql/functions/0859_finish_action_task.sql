@@ -18,9 +18,10 @@ DECLARE
     v_wait     charter.instance_waits;
     v_instance charter.workflow_instances;
     v_version  integer;
+    v_org      text := charter._run_org(p_run_id, p_org_id);  -- looked up before the query, not nested in it (Citus)
 BEGIN
     SELECT * INTO v_instance FROM charter.workflow_instances AS i
-     WHERE i.id = p_run_id AND i.org_id = charter._run_org(p_run_id, p_org_id);
+     WHERE i.id = p_run_id AND i.org_id = v_org;
     IF NOT FOUND THEN
         RETURN 'stale';
     END IF;

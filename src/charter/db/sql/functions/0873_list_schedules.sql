@@ -5,6 +5,6 @@ SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$
-    SELECT charter._schedule_json(s) FROM charter.schedules AS s
+    SELECT charter._schedule_json(ROW(s.*)::charter.schedules) FROM charter.schedules AS s
      WHERE s.org_id = charter._acting_org(p_org_id) ORDER BY s.name
 $$;

@@ -5,7 +5,7 @@ SECURITY DEFINER
 STABLE
 SET search_path = ''
 AS $$
-    SELECT charter._request_json(r) FROM charter.approval_requests AS r
+    SELECT charter._request_json(ROW(r.*)::charter.approval_requests) FROM charter.approval_requests AS r
      WHERE r.org_id = charter._acting_org(p_org_id) AND r.document_id = p_document_id
      ORDER BY r.created_at, r.id
 $$;

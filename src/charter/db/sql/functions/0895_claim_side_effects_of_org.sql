@@ -14,7 +14,7 @@ BEGIN
         SELECT * FROM charter.side_effects AS x
          WHERE x.org_id = p_org AND x.status = 'processing' AND x.next_retry_at <= now()
            AND x.attempts >= x.max_attempts
-           AND charter._claim_type(x) = ANY (p_effect_types)
+           AND charter._claim_type(x.effect_type, x.request) = ANY (p_effect_types)
          FOR UPDATE SKIP LOCKED
     LOOP
         v_error := format('worker %s stopped answering during attempt %s of %s (its lease ran out)',
@@ -33,7 +33,7 @@ BEGIN
         SELECT x.created_at, x.id FROM charter.side_effects AS x
          WHERE x.org_id = p_org AND x.status IN ('pending', 'processing', 'failed')
            AND x.next_retry_at <= now()
-           AND charter._claim_type(x) = ANY (p_effect_types)
+           AND charter._claim_type(x.effect_type, x.request) = ANY (p_effect_types)
            AND (x.status <> 'processing' OR x.attempts < x.max_attempts)
          ORDER BY x.next_retry_at
          LIMIT p_limit

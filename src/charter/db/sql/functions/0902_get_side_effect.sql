@@ -6,6 +6,6 @@ STABLE
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._side_effect_json(x) FROM charter.side_effects AS x
+    SELECT charter._side_effect_json(ROW(x.*)::charter.side_effects) FROM charter.side_effects AS x
      WHERE x.org_id = charter._acting_org(p_org_id) AND x.id = p_id
 $$;

@@ -11,7 +11,7 @@ STABLE
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._side_effect_json(x) FROM charter.side_effects AS x
+    SELECT charter._side_effect_json(ROW(x.*)::charter.side_effects) FROM charter.side_effects AS x
      WHERE x.org_id = charter._acting_org(p_org_id) AND x.status = 'dead_letter' AND x.kind = 'effect'
        AND (p_run_id IS NULL OR x.run_id = p_run_id)
      ORDER BY x.completed_at DESC, x.id DESC

@@ -76,7 +76,7 @@ AS $$
                                   'unable', n.unable)
           FROM o, live AS i
           JOIN charter.approval_requests AS r ON r.org_id = i.org_id AND r.run_id = i.id AND r.status = 'pending'
-          CROSS JOIN LATERAL (SELECT charter._approvers_unable(r) AS unable) AS n
+          CROSS JOIN LATERAL (SELECT charter._approvers_unable(ROW(r.*)::charter.approval_requests) AS unable) AS n
          WHERE CASE WHEN r.decision = 'all'
                     -- every approver must decide: one who may not, and has not, holds it for ever
                     THEN EXISTS (SELECT 1 FROM jsonb_each_text(n.unable) AS e WHERE e.value <> 'decided')

@@ -11,7 +11,7 @@ AS $$
                'runId', r.id, 'status', r.status, 'compiled', v.compiled,
                'nodes', coalesce((SELECT jsonb_object_agg(s.step_slug, jsonb_build_object('status', s.status,
                                                                                           'token', s.token))
-                                    FROM charter._step_states_of(r) AS s), '{}'::jsonb))
+                                    FROM charter._step_states_of(ROW(r.*)::charter.runs) AS s), '{}'::jsonb))
       FROM charter.runs AS r JOIN charter.workflow_versions AS v ON v.id = r.version_id
      WHERE r.id = p_run_id AND r.org_id = charter._acting_org(p_org_id)
 $$;

@@ -11,7 +11,7 @@ STABLE
 SECURITY DEFINER
 SET search_path = ''
 AS $$
-    SELECT charter._request_json(r) || jsonb_build_object('mine', m.mine)
+    SELECT charter._request_json(ROW(r.*)::charter.approval_requests) || jsonb_build_object('mine', m.mine)
       FROM charter.approval_requests AS r
       LEFT JOIN LATERAL (
           SELECT jsonb_build_object('decision', d.decision, 'comment', d.comment, 'decidedAt', d.decided_at) AS mine,

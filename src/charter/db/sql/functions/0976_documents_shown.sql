@@ -19,13 +19,13 @@ AS $$
           FROM charter.workflows AS w JOIN charter.workflow_versions AS v ON v.id = w.current_version_id
          WHERE w.slug LIKE 'envelope:%' AND v.contract IS NOT NULL
     ), shown AS (
-        SELECT d.updated_at, d.id, charter._document_json(d) AS doc  -- with its title
+        SELECT d.updated_at, d.id, charter._document_json(ROW(d.*)::charter.documents) AS doc  -- with its title
           FROM charter.documents AS d, o
          WHERE d.org_id = o.org
            AND (p_entity_type IS NULL OR d.entity_type = p_entity_type)
            AND (p_state IS NULL OR d.state = p_state)
            -- LIKE's own wildcards in the query are searched for as themselves.
-           AND (p_query IS NULL OR charter._shown_title(d) ILIKE
+           AND (p_query IS NULL OR charter._shown_title(ROW(d.*)::charter.documents) ILIKE
                 '%' || replace(replace(replace(p_query, '\', '\\'), '%', '\%'), '_', '\_') || '%')
          ORDER BY d.updated_at DESC, d.id DESC
          LIMIT greatest(least(coalesce(p_limit, 100), 1000), 1)

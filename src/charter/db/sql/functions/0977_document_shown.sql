@@ -11,7 +11,7 @@ SECURITY DEFINER
 SET search_path = ''
 AS $$
     SELECT jsonb_build_object(
-        'title', charter._shown_title(d),
+        'title', charter._shown_title(ROW(d.*)::charter.documents),
         'states', coalesce(v.contract->'states', '[]'),
         'transitions', coalesce(v.contract->'transitions', '[]'),
         'history', coalesce((
