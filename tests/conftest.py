@@ -288,3 +288,19 @@ def _root_logging_restored() -> Iterator[None]:
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a Citus cluster, what the citus suite does not pass yet is expected to fail."""
+    url = os.environ.get("CHARTER_TEST_DSN")
+    if not url or not any(item.get_closest_marker("citus") for item in items):
+        return
+    if not _is_citus(server_admin_url()):
+        return
+    from tests.db.citus.gaps import CITUS_GAPS
+
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        reason = CITUS_GAPS.get((module, item.name.split("[", 1)[0]))
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"on Citus: {reason}", strict=True))

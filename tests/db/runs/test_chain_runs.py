@@ -16,6 +16,8 @@ from charter.errors import RunStateError
 from tests.engine import claim, complete, drain, fail, install, projections, run_row, start
 from tests.flows_for_tests import diamond, two_leaves
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def one_step(slug: str, max_attempts: int = 1) -> Flow:
     flow = Flow(slug)

@@ -1,8 +1,12 @@
 """The claim's order and limits in SQL: priorities age (nothing starves), a key at its
 concurrency limit is passed over without blocking the tasks behind it."""
 
+import pytest
+
 from charter import Flow
 from tests.engine import claim, complete, install
+
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
 
 
 def one_step(slug: str, **step_options: object) -> Flow:

@@ -9,6 +9,8 @@ from psycopg.types.json import Jsonb
 from charter import Flow
 from tests.engine import claim, install
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def one_step(slug: str) -> Flow:
     flow = Flow(slug)

@@ -26,6 +26,8 @@ from tests.engine import (
 )
 from tests.flows_for_tests import analyze_site, diamond, flow_from_shape, two_leaves
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def _steps(conn, run_id):
     return dict(

@@ -9,6 +9,8 @@ from charter.ops.flows import ensure_flow_compiled
 from tests.engine import install, start
 from tests.flows_for_tests import diamond, two_leaves
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def test_lock_keys_differ_by_kind_and_unknown_kinds_are_refused(conn):
     keys = conn.execute(

@@ -18,6 +18,8 @@ from psycopg.types.json import Jsonb
 from charter import Flow
 from tests.engine import claim, handle, install, start
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def _record(conn, items, orgs=None):
     """Records (task, failed) items; ``orgs`` names each task's org as a worker does (without

@@ -20,6 +20,8 @@ from tests.engine import (
 )
 from tests.flows_for_tests import diamond
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def _call(conn, function, run_id):
     with charter_errors():

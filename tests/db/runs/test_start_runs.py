@@ -11,6 +11,8 @@ from psycopg.types.json import Jsonb
 from charter import Flow
 from tests.engine import install
 
+pytestmark = pytest.mark.citus  # runs on a Citus cluster too (tests/db/citus/gaps.py)
+
 
 def diamond(slug: str) -> Flow:
     flow = Flow(slug, priority=3)

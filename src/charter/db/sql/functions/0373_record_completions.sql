@@ -21,6 +21,7 @@ SET search_path = ''
 AS $$
 #variable_conflict use_column
 DECLARE
+    v_now timestamptz := now();  -- a value in the CASE below: Citus evaluates no function there
     v_task      charter.tasks;
     v_deleted   charter.tasks[] := '{}';  -- every task deleted from the queue here
     v_deleted_outputs jsonb[] := '{}';
@@ -134,7 +135,7 @@ BEGIN
                    status = CASE WHEN c.target = '$end' AND s.arrivals + c.n = s.required
                                  THEN 'completed' ELSE s.status END,
                    completed_at = CASE WHEN c.target = '$end' AND s.arrivals + c.n = s.required
-                                       THEN now() ELSE s.completed_at END
+                                       THEN v_now ELSE s.completed_at END
               FROM counted AS c
              WHERE s.run_id = c.run_id AND s.step_slug = c.target AND s.org_id = c.org_id
                AND s.arrivals + c.n <= s.required AND c.keeps
