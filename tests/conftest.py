@@ -300,7 +300,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from tests.db.citus.gaps import CITUS_GAPS
 
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        module = item.path.stem
         reason = CITUS_GAPS.get((module, item.name.split("[", 1)[0]))
         if reason is not None:
             item.add_marker(pytest.mark.xfail(reason=f"on Citus: {reason}", strict=True))
