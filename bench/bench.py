@@ -211,7 +211,8 @@ def _claim_to_completion_seconds(conn: psycopg.Connection[Any], flow: str) -> fl
     database saw it."""
     row = conn.execute(
         "SELECT extract(epoch FROM max(r.finished_at) - min(e.started_at)) "
-        "FROM charter.runs r JOIN charter.step_executions e ON e.run_id = r.id "
+        "FROM charter.runs r "
+        "JOIN charter.step_executions e ON e.run_id = r.id AND e.org_id = r.org_id "
         "WHERE r.workflow_slug = %s",
         (flow,),
     ).fetchone()
