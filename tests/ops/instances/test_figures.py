@@ -189,9 +189,10 @@ def test_a_documents_only_worker_says_what_it_applied_when_it_stops(acme, db_url
         worker.send_signal(signal.SIGTERM)
         output, _ = worker.communicate(timeout=60)
     assert worker.returncode == 0, output
+    # The events a worker applied: the workflow's own are written applied, never claimed.
     [(events,)] = sql(
         "SELECT count(*) FROM charter.document_events WHERE org_id = 'acme'"
-        " AND status = 'completed'"
+        " AND status = 'completed' AND worker_id IS NOT NULL"
     )
     [(nodes,)] = sql(
         "SELECT count(*) FROM charter.step_executions WHERE org_id = 'acme'"
@@ -200,7 +201,7 @@ def test_a_documents_only_worker_says_what_it_applied_when_it_stops(acme, db_url
     stopped = re.search(r"stopped: documents engine: applied (\d+) events, (\d+) nodes", output)
     assert stopped, output[-3000:]
     assert (int(stopped.group(1)), int(stopped.group(2))) == (events, nodes)
-    assert events >= 3 and nodes >= 5
+    assert events >= 2 and nodes >= 5
     assert "0 completed" not in output  # no flows: no flow figures to report
 
 
@@ -208,7 +209,8 @@ def test_documents_engine_counts_in_the_runner_api(acme, db_url, sql):
     with running_worker(db_url) as worker:
         _napping_memo(acme, sql)
     counts = worker.documents.counts if worker.documents else None
-    assert counts is not None and counts.applied >= 3 and counts.nodes >= 5
+    # The memo's create and the user's change; the workflow's own events are written applied.
+    assert counts is not None and counts.applied >= 2 and counts.nodes >= 5
     assert counts.resumed >= 1  # the timer
     assert worker.stop_summary().startswith(
         f"documents engine: applied {counts.applied} events, {counts.nodes} nodes, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import threading
 import time
 
 import psycopg
@@ -284,3 +285,65 @@ def test_status_only_moves_forward(acme, engine, sql):
     with pytest.raises(psycopg.Error, match="append-only"):
         sql("UPDATE charter.step_executions SET status = 'failed' WHERE run_id = %s "
             "AND status = 'completed'", run)  # fmt: skip
+
+
+def test_the_workflows_own_events_are_written_applied_and_the_users_are_applied_once(
+    acme, engine, sql
+):
+    """Fast-lane invoices created and submitted from four threads while the engine runs: the
+    events of the workflow's own mutations (its approval and the posting action) are in the
+    outbox as completed, never claimed; the user's events were claimed and applied; every
+    instance has seen its document's last version, and the audit names who did what."""
+    docs = acme.documents
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def submit(n: int) -> None:
+        for i in range(5):
+            doc = docs.create(
+                "ap_invoice",
+                {"grand_total": 100 + n * 10 + i, "vendor_id": "v-trusted"},
+                actor="clerk",
+            )
+            docs.transition(doc.id, "submit", actor="clerk")
+            with lock:
+                ids.append(doc.id)
+
+    threads = [threading.Thread(target=submit, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for doc_id in ids:
+        done = docs.wait(doc_id, timeout=30)
+        assert done.state == "active" and "gl_batch" in done.data
+    events = sql(
+        "SELECT e.document_id, e.entity_version, e.status, e.attempts, e.worker_id IS NULL,"
+        " a.via FROM charter.document_events AS e"
+        " JOIN charter.document_audit AS a ON a.org_id = e.org_id"
+        "  AND a.document_id = e.document_id AND a.version = e.entity_version"
+        " WHERE e.document_id = ANY (%s) ORDER BY e.document_id, e.entity_version",
+        ids,
+    )
+    assert len(events) == 4 * len(ids)  # create, submit, approve, post
+    for _doc, version, status, attempts, unclaimed, via in events:
+        assert status == "completed"
+        if via == "workflow":
+            assert (attempts, unclaimed) == (0, True), version
+        else:
+            assert via == "api" and attempts >= 1 and not unclaimed, version
+    assert sorted({v for *_, v in events}) == ["api", "workflow"]
+    behind = sql(
+        "SELECT count(*) FROM charter.workflow_instances AS i JOIN charter.documents AS d"
+        " ON d.org_id = i.org_id AND d.id = i.document_id"
+        " WHERE d.id = ANY (%s) AND i.document_version <> d.version",
+        ids,
+    )
+    assert behind == [(0,)]
+    for doc_id in ids:
+        assert [(h.action, h.via) for h in docs.history(doc_id)] == [
+            ("create", "api"),
+            ("submit", "api"),
+            ("approve", "workflow"),
+            ("ap_invoice.post", "workflow"),
+        ]

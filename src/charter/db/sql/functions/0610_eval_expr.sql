@@ -15,17 +15,6 @@ BEGIN
     IF charter._ast_problem(coalesce(p_ast->'ast', p_ast), NULL, false, false) IS NOT NULL THEN
         PERFORM charter._check_ast(coalesce(p_ast->'ast', p_ast));
     END IF;
-    RETURN (
-        WITH input AS (
-            SELECT coalesce(p_ast->'ast', p_ast) AS ast, coalesce(p_vars, '{}'::jsonb) AS vars
-        )
-        SELECT jsonb_build_object(
-            'expression', p_ast->'expression',
-            'variables', coalesce((
-                SELECT jsonb_object_agg(path, coalesce(input.vars #> string_to_array(path, '.'), 'null'))
-                  FROM charter._expr_paths(input.ast) AS path), '{}'::jsonb),
-            'result', charter._eval_ast(input.ast, input.vars))
-          FROM input
-    );
+    RETURN charter._eval_compiled(p_ast, p_vars);
 END;
 $$;

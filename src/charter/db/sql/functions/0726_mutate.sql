@@ -315,12 +315,19 @@ BEGIN
            AND r.org_id = v_org AND r.document_id = v_new.id AND r.status IN ('pending', 'approved')),
     receipt AS (
         INSERT INTO charter.outbox_receipts (org_id, source, idempotency_key) VALUES (v_org, 'events', v_key))
+    -- The workflow's own change is written as applied: the engine makes it at a node, under
+    -- the document's lock, and moves its instance to this version in the same transaction
+    -- (_dispatch, _pass_gate, _resume_wait), so applying the event would change nothing. It
+    -- stays in the outbox as the record of what happened, but no worker claims it.
     INSERT INTO charter.document_events (org_id, document_id, entity_type, entity_version, event_type, payload,
-                                         idempotency_key, trace_id)
+                                         idempotency_key, trace_id, status, completed_at)
     VALUES (v_org, v_new.id, v_new.entity_type, v_new.version, v_event,
-            v_payload || jsonb_build_object('actor', p_actor), v_key, v_trace);
-    -- _wake_engine, in an IF: an engine is woken only when one sleeps.
-    IF NOT charter._no_engine_asleep() THEN
+            v_payload || jsonb_build_object('actor', p_actor), v_key, v_trace,
+            CASE WHEN v_via = 'workflow' THEN 'completed' ELSE 'pending' END,
+            CASE WHEN v_via = 'workflow' THEN now() END);
+    -- _wake_engine, in an IF: an engine is woken only when one sleeps (and only for an event
+    -- it has to apply).
+    IF v_via <> 'workflow' AND NOT charter._no_engine_asleep() THEN
         PERFORM pg_notify('charter_events', v_org);
     END IF;
     IF v_window = 'amend_only' THEN

@@ -33,8 +33,11 @@ BEGIN
             PERFORM charter._arrive(p_instance, p_wf, v_edge.edge->>'target', v_token, false,
                 coalesce(p_outcome, v_edge.edge->>'label', v_state.outcome),
                 coalesce((v_edge.edge->>'loop')::boolean, false));
-            -- A loop starts a new round: read the instance's epoch again.
-            SELECT * INTO p_instance FROM charter.workflow_instances AS i WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id;
+            -- A loop starts a new round: read the instance's epoch again (only _arrive's loop
+            -- changes the instance).
+            IF coalesce((v_edge.edge->>'loop')::boolean, false) THEN
+                SELECT * INTO p_instance FROM charter.workflow_instances AS i WHERE i.id = p_instance.id AND i.org_id = p_instance.org_id;
+            END IF;
         ELSIF NOT coalesce((v_edge.edge->>'loop')::boolean, false) THEN
             PERFORM charter._arrive(p_instance, p_wf, v_edge.edge->>'target', v_state.token, true, NULL, false);
         END IF;

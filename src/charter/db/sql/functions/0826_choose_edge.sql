@@ -13,7 +13,7 @@ BEGIN
     audits := '[]'::jsonb;
     FOR v_edge IN SELECT o.edge_id, o.edge FROM charter._out_edges(p_wf, p_node) AS o ORDER BY o.n LOOP
         IF v_edge.edge ? 'condition' THEN
-            v_audit := charter.eval_expr(v_edge.edge->'condition', p_vars);
+            v_audit := charter._eval_compiled(v_edge.edge->'condition', p_vars);
             audits := audits || jsonb_build_array(v_audit || jsonb_build_object('edgeId', v_edge.edge_id));
             IF v_audit->'result' = 'true'::jsonb THEN
                 edge_id := v_edge.edge_id;

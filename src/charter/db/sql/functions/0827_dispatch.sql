@@ -74,7 +74,7 @@ BEGIN
     WHEN 'lifecycle_gate' THEN
         PERFORM charter._pass_gate(p_instance, p_wf, p_document, p_node, NULL);
     WHEN 'condition' THEN
-        v_audit := charter.eval_expr(v_config->'expression', v_vars);
+        v_audit := charter._eval_compiled(v_config->'expression', v_vars);
         SELECT * INTO v_choice FROM charter._choose_edge(p_wf, p_node, v_audit->'result', v_vars);
         PERFORM charter._complete_node(p_instance, p_wf, p_node, ARRAY[v_choice.edge_id],
             jsonb_build_object('audit', v_audit, 'edgeAudits', v_choice.audits));
@@ -86,13 +86,13 @@ BEGIN
                 MESSAGE = format('Rule %L is not in the rule store of org %L', v_config->>'ruleId', p_instance.org_id),
                 HINT = 'Store it with client.rules.put(rule_id, expression, description).';
         END IF;
-        v_audit := charter.eval_expr(jsonb_build_object('expression', v_rule.expression, 'ast', v_rule.ast), v_vars);
+        v_audit := charter._eval_compiled(jsonb_build_object('expression', v_rule.expression, 'ast', v_rule.ast), v_vars);
         SELECT * INTO v_choice FROM charter._choose_edge(p_wf, p_node, v_audit->'result', v_vars);
         PERFORM charter._complete_node(p_instance, p_wf, p_node, ARRAY[v_choice.edge_id],
             jsonb_build_object('audit', v_audit, 'edgeAudits', v_choice.audits,
                                'rule', jsonb_build_object('id', v_rule.rule_id, 'version', v_rule.version)));
     WHEN 'script' THEN
-        v_audit := charter.eval_expr(v_config->'expression', v_vars);
+        v_audit := charter._eval_compiled(v_config->'expression', v_vars);
         IF v_config ? 'assignTo' THEN
             UPDATE charter.workflow_instances AS i
                SET context = jsonb_set(i.context, string_to_array(substr(v_config->>'assignTo', length('context.') + 1), '.'),
@@ -107,7 +107,7 @@ BEGIN
             WHEN 'service_account' THEN 'service:' || coalesce(v_config->>'serviceAccount', 'workflow')
             ELSE coalesce(p_instance.actor, 'system') END;
         FOR v_item IN SELECT k, v FROM jsonb_each(coalesce(v_config->'payloadTemplate', '{}'::jsonb)) AS x(k, v) ORDER BY k LOOP
-            v_audit := charter.eval_expr(v_item.v, v_vars);
+            v_audit := charter._eval_compiled(v_item.v, v_vars);
             v_changes := v_changes || jsonb_build_object(v_item.k, v_audit->'result');
         END LOOP;
         IF EXISTS (SELECT 1 FROM charter.workflow_versions AS c, jsonb_array_elements(coalesce(c.contract->'actions', '[]')) AS a
@@ -136,7 +136,7 @@ BEGIN
             v_due := charter._now(p_instance.org_id) + (v_config->>'duration')::interval;
             v_audit := NULL;
         ELSE
-            v_audit := charter.eval_expr(v_config->'until', v_vars);
+            v_audit := charter._eval_compiled(v_config->'until', v_vars);
             BEGIN
                 v_due := (v_audit->>'result')::timestamptz;
             EXCEPTION WHEN others THEN
@@ -192,7 +192,7 @@ BEGIN
                 -- them: it renders them as it always did (_render_value).
                 'body', coalesce((SELECT jsonb_object_agg(k, CASE
                                       WHEN jsonb_typeof(v) = 'object' AND v ? 'ast' AND jsonb_typeof(v->'expression') = 'string'
-                                      THEN coalesce(charter.eval_expr(v, v_vars)->'result', 'null'::jsonb)
+                                      THEN coalesce(charter._eval_compiled(v, v_vars)->'result', 'null'::jsonb)
                                       ELSE charter._render_value(v, v_vars) END)
                                     FROM jsonb_each(coalesce(v_config->'payloadTemplate', '{}'::jsonb)) AS b(k, v)), '{}'::jsonb));
             v_effect := 'webhook';
