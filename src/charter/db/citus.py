@@ -211,6 +211,11 @@ def _delegated(conn: psycopg.Connection) -> set[str]:
 def distribute(conn: psycopg.Connection, *, shard_count: int | None = None) -> Distribution:
     """Makes a migrated charter schema distributed; run again, it does only what is left.
     Needs the schema's owner on the coordinator of a cluster whose workers are added."""
+    if conn.execute("SELECT to_regnamespace('charter')").fetchone() == (None,):
+        raise CitusError(
+            "This database has no charter schema yet: run `charter migrate`, then "
+            "`charter citus distribute` again."
+        )
     if not is_citus(conn):
         raise CitusError(
             "This database has no citus extension: run `CREATE EXTENSION citus` on the "

@@ -70,3 +70,8 @@ def test_the_engine_runs_the_same_on_its_ported_functions(ported, check):
 def test_distributing_a_server_without_citus_names_what_to_do(conn):
     with pytest.raises(CitusError, match="CREATE EXTENSION citus"):
         distribute(conn)
+
+
+def test_distributing_before_migrating_names_what_to_run_first(empty_db_url):
+    with psycopg.connect(empty_db_url) as conn, pytest.raises(CitusError, match="charter migrate"):
+        distribute(conn)
