@@ -6,6 +6,7 @@
 #   scripts/citus-cluster.sh start     start the three nodes, register the workers, print the URL
 #   scripts/citus-cluster.sh url       print the coordinator's URL
 #   scripts/citus-cluster.sh status    which nodes run
+#   scripts/citus-cluster.sh restart NODE  restart one node (coordinator, worker1, worker2)
 #   scripts/citus-cluster.sh stop      stop the nodes (their data stays)
 #   scripts/citus-cluster.sh destroy   stop the nodes and delete their data (the build stays)
 #
@@ -143,12 +144,26 @@ stop() {
 
 destroy() { stop; rm -rf "$data"; }
 
+restart() {  # restart NODE: a fast shutdown (sessions cut, nothing committed lost) and start
+    local i
+    for i in 0 1 2; do
+        if [ "${nodes[$i]}" = "${1:-}" ]; then
+            as_owner "$(bin pg_ctl)" -D "$data/${nodes[$i]}" -m fast -w restart \
+                -o "-p $(node_port "$i")" -l "$data/${nodes[$i]}.log" >/dev/null
+            return
+        fi
+    done
+    echo "restart which node: ${nodes[*]}" >&2
+    return 2
+}
+
 case "${1:-}" in
     build) build ;;
     start) start ;;
     url) url ;;
     status) status ;;
+    restart) restart "${2:-}" ;;
     stop) stop ;;
     destroy) destroy ;;
-    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -1,8 +1,11 @@
 """charter distributed on a real Citus cluster (CHARTER_TEST_DSN at a coordinator, as
 scripts/citus-cluster.sh makes it): where each table went, and that each org's work lives
-on the worker node that holds the org's shard group."""
+on the worker node that holds the org's shard group, through a restart of that node."""
 
 from __future__ import annotations
+
+import subprocess
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -94,3 +97,35 @@ def test_two_orgs_work_lands_on_the_worker_node_that_holds_each(cluster, db_url)
                     for (shard,) in shards
                 )
                 assert found == (1 if (other_host, other_port) == (host, port) else 0)
+
+
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "citus-cluster.sh"
+
+
+def test_a_worker_node_restart_loses_nothing(cluster, db_url):
+    """Runs claimed before one worker node restarts are completed after it, each once; the
+    runs of the orgs on the other node go on meanwhile."""
+    install(cluster, one_step("double"))
+    orgs = [f"org-{n}" for n in range(12)]
+    nodes = {org: _node_of(cluster, org) for org in orgs}
+    for n, org in enumerate(orgs):
+        cluster.execute(
+            "SELECT charter.start_run('double', %s, 'run-' || %s, %s)", (Jsonb({"n": n}), org, org)
+        )
+    tasks = claim(cluster, ["double"])
+    assert len(tasks) == len(orgs)
+    restarted = nodes[orgs[0]]
+    node_name = f"worker{sorted(set(nodes.values())).index(restarted) + 1}"
+    subprocess.run(["bash", str(SCRIPT), "restart", node_name], check=True, timeout=120)
+    # The session's connections to the restarted node are gone: a new session, as a worker
+    # reconnecting after an error would make.
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for task in tasks:
+            assert complete(conn, task, {"doubled": True}) == "completed"
+        rows = conn.execute(
+            """SELECT r.org_id, r.status,
+                      (SELECT count(*) FROM charter.step_executions AS e
+                        WHERE e.run_id = r.id AND e.org_id = r.org_id)
+                 FROM charter.runs AS r WHERE r.workflow_slug = 'double' ORDER BY r.org_id"""
+        ).fetchall()
+    assert rows == [(org, "completed", 1) for org in sorted(orgs)]
