@@ -170,15 +170,14 @@ def _plan_each_call(conn: psycopg.Connection) -> list[str]:
 NESTED_EXECUTION = "citus.allow_nested_distributed_execution"
 
 
-def allow_nested_execution(conn: psycopg.Connection, database: str | None = None) -> None:
+def allow_nested_execution(conn: psycopg.Connection) -> None:
     """Lets a function called in a query that runs on a shard read tables itself (Citus
     refuses by default, since such a read may go to another node outside the query's
     transaction). charter's are safe: each reads a reference table (a copy on every node)
     or its own org's rows, which are co-located with the shard the query runs on, so the
     read is local. Set on the database on every node (Citus does not propagate it)."""
-    name = database or conn.info.dbname
     statement = sql.SQL("ALTER DATABASE {} SET {} = on").format(
-        sql.Identifier(name), sql.SQL(NESTED_EXECUTION)
+        sql.Identifier(conn.info.dbname), sql.SQL(NESTED_EXECUTION)
     )
     conn.execute(statement)
     conn.execute("SELECT * FROM run_command_on_workers(%s)", (statement.as_string(conn),))
